@@ -1,0 +1,206 @@
+/*
+ * ult: user-level threads on per-CPU workers, scheduled by a port of
+ * FreeBSD's ULE scheduler.
+ *
+ * Conventions (the whole API follows them):
+ * - Functions that can fail return 0 or a positive errno value, like
+ *   pthreads.  They never report through errno, and they preserve errno.
+ * - ENXIO from any function means "the runtime is not running": it was
+ *   never initialised, or ult_shutdown() has stopped it.
+ * - Deadlines are absolute CLOCK_MONOTONIC times in nanoseconds (ult_now()).
+ * - "Context" says from where a function may be called: a uthread, a
+ *   foreign thread (any pthread that is not a ult worker, such as main),
+ *   or a signal handler.  "Blocks" says whether the call may sleep; a
+ *   blocking call puts a uthread to sleep, never its worker.
+ */
+#ifndef ULT_H
+#define ULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define ULT_VERSION_MAJOR 0
+#define ULT_VERSION_MINOR 1
+
+/* Runtime configuration.  A zero field keeps the default, which the
+ * matching environment variable may override first. */
+struct ult_config {
+	int ncpu;	    /* workers; 0: ULT_NCPU, else one per CPU of the
+			       process affinity mask.  At most ULT_MAXCPU. */
+	const char *policy; /* "ule" (default); NULL: ULT_POLICY or "ule" */
+	size_t stack_size;  /* default uthread stack; 0: ULT_STACK_SIZE or
+			       256 KiB.  At least ULT_STACK_MIN. */
+	int preempt;	    /* 0: default, >0 on, <0 off (ULT_PREEMPT=0/1).
+			       Asynchronous preemption is not implemented
+			       yet: a uthread gives up its worker only when it
+			       yields, blocks, exits or enters the runtime. */
+};
+
+#define ULT_MAXCPU 256
+#define ULT_STACK_MIN (16u * 1024)
+#define ULT_STACK_DEFAULT (256u * 1024)
+
+/*
+ * Start the runtime: workers, the clock thread, the stack pool.
+ * cfg may be NULL.  Errors: EBUSY already running; EINVAL bad field (ncpu
+ * out of range, stack_size below ULT_STACK_MIN, unknown policy, or a
+ * malformed ULT_* variable); ENOMEM/EAGAIN resources.
+ * Context: foreign thread.  Blocks: no.
+ */
+int ult_init(const struct ult_config *cfg);
+
+/*
+ * Wait until every uthread (detached ones included) has finished, then
+ * stop the workers and release everything.  Handles of finished but
+ * unjoined uthreads become invalid.  ult_init() may be called again.
+ * Errors: ENXIO not running; EDEADLK called from a uthread.
+ * Context: foreign thread.  Blocks: yes (until the uthreads finish).
+ */
+int ult_shutdown(void);
+
+/* CLOCK_MONOTONIC in nanoseconds.  Any context, async-signal-safe. */
+uint64_t ult_now(void);
+
+typedef struct ult_thread ult_thread_t;
+
+struct ult_attr {
+	size_t stack_size; /* 0: the runtime default */
+	int nice;	   /* -20..20 */
+	int cpu;	   /* -1: unbound; else bound to that worker */
+	int detached;	   /* nonzero: no join; resources freed at exit */
+	const char *name;  /* copied; at most 31 bytes are kept */
+};
+
+/* Defaults: stack_size 0, nice 0, cpu -1, joinable, no name. */
+void ult_attr_init(struct ult_attr *a);
+
+/*
+ * Create a uthread running fn(arg).  a may be NULL (defaults).  t may be
+ * NULL only for a detached thread.  The new thread inherits the creator's
+ * scheduling history like a forked process in ULE, and when the creator
+ * is a uthread and the new thread lands on the same worker, the new thread
+ * runs first (see DESIGN.md, "fork-join").
+ * Errors: ENXIO; EINVAL (fn NULL, t NULL for a joinable thread, nice out of
+ * range, cpu not a worker, stack_size below ULT_STACK_MIN); EAGAIN/ENOMEM.
+ * Context: uthread or foreign thread.  Blocks: no (may switch to the child).
+ */
+int ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
+    void *arg);
+
+/*
+ * Wait for t to finish and free it; *ret (if ret is not NULL) gets its
+ * return value.  The handle is invalid afterwards.
+ * Errors: ENXIO; EINVAL t NULL, detached, or already being joined;
+ * EDEADLK t is the caller; ESRCH t was already joined (detected as long
+ * as its handle has not been recycled by a later ult_spawn).
+ * Context: uthread or foreign thread.  Blocks: yes.
+ */
+int ult_join(ult_thread_t *t, void **ret);
+
+/*
+ * Mark t detached: its resources are freed when it finishes.
+ * Errors: ENXIO; EINVAL t NULL, already detached, or being joined; ESRCH
+ * already joined.  Context: uthread or foreign thread.  Blocks: no.
+ */
+int ult_detach(ult_thread_t *t);
+
+/* The calling uthread, or NULL outside a uthread.  Any context. */
+ult_thread_t *ult_self(void);
+
+/* Worker index the caller runs on, or -1 outside a uthread. */
+int ult_cpu(void);
+
+/*
+ * Finish the calling uthread with return value ret.  Outside a uthread it
+ * behaves as pthread_exit(ret).  Context: uthread.  Does not return.
+ */
+void ult_exit(void *ret) __attribute__((noreturn));
+
+/*
+ * Give up the worker: the caller goes to the tail of its run queue, as
+ * sched_yield() does in ULE.  If a slice end was pending the switch counts
+ * as involuntary.  Outside a uthread it calls sched_yield().
+ */
+void ult_yield(void);
+
+/*
+ * Sleep until deadline_ns (ult_now() clock); never returns early.  A
+ * uthread sleeps on the runtime's timers and earns ULE sleep credit; a
+ * foreign thread uses clock_nanosleep.  Returns 0, or ENXIO when called
+ * from a uthread of a stopped runtime.  Blocks: yes.
+ */
+int ult_sleep_until(uint64_t deadline_ns);
+int ult_sleep_ns(uint64_t ns);
+
+/*
+ * Nice value of t (NULL: the caller), -20..20, as in ULE: it moves batch
+ * priority and the interactivity threshold.
+ * Errors: ENXIO; EINVAL nice out of range, or t NULL outside a uthread;
+ * ESRCH t has finished.  Context: uthread or foreign.  Blocks: no.
+ */
+int ult_setnice(ult_thread_t *t, int nice);
+int ult_getnice(ult_thread_t *t, int *nice);
+
+/*
+ * Bind t (NULL: the caller) to worker cpu, or unbind with -1.  Binding the
+ * caller moves it there before returning; another thread moves at its next
+ * switch.  Errors: ENXIO; EINVAL cpu out of range or t NULL outside a
+ * uthread; ESRCH t has finished.  Context: uthread or foreign.  Blocks: no.
+ */
+int ult_bind(ult_thread_t *t, int cpu);
+
+/* Number of workers, or 0 when the runtime is not running. */
+int ult_ncpu(void);
+
+enum {
+	ULT_STATE_RUNNING = 1, /* on a worker now */
+	ULT_STATE_RUNNABLE,    /* on a run queue */
+	ULT_STATE_SLEEPING,    /* blocked: sleep, join, wait */
+	ULT_STATE_FINISHED     /* exited, not yet joined */
+};
+
+struct ult_thread_info {
+	char name[32];
+	uint64_t id;	    /* unique, never reused */
+	int cpu;	    /* worker it runs or last ran on */
+	int priority;	    /* ULE priority 0..255, lower is better */
+	int nice;	    /* -20..20 */
+	int interact_score; /* ULE interactivity score 0..100 (<30: interactive) */
+	int state;	    /* ULT_STATE_* */
+	double pctcpu;	    /* ULE %CPU estimate, 0..100 */
+	uint64_t runtime_ns, nvcsw, nivcsw, nmigrations;
+};
+
+/*
+ * Snapshot of t (NULL: the caller).  Errors: ENXIO; EINVAL out NULL, or t
+ * NULL outside a uthread; ESRCH t already joined.  Context: any thread.
+ */
+int ult_thread_info(ult_thread_t *t, struct ult_thread_info *out);
+
+struct ult_cpu_info {
+	int cpu, load;	   /* load: running + queued uthreads */
+	uint64_t switches; /* context switches on this worker */
+	uint64_t steals;   /* uthreads this worker stole from others */
+	uint64_t idle_ns, busy_ns;
+};
+
+/* Errors: ENXIO; EINVAL cpu out of range or out NULL. */
+int ult_cpu_info(int cpu, struct ult_cpu_info *out);
+
+/*
+ * Read and/or set a tunable by its FreeBSD sysctl name ("kern.sched.slice",
+ * "kern.sched.steal_thresh", ...; the list is in DESIGN.md).  oldval, if
+ * not NULL, gets the value before the change; newval, if not NULL, is the
+ * value to set.  Errors: ENXIO; EINVAL name NULL or value out of range;
+ * ENOENT unknown name; EPERM read-only.  Context: any thread.
+ */
+int ult_sysctl(const char *name, long *oldval, const long *newval);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* ULT_H */

@@ -1,0 +1,42 @@
+/*
+ * ucontext backend.  makecontext passes only int arguments, so the entry
+ * function and its argument travel as 32-bit halves.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "../context.h"
+
+static void
+ctx_entry(unsigned fhi, unsigned flo, unsigned ahi, unsigned alo)
+{
+	void (*fn)(void *) = (void (*)(void *))(
+	    ((uintptr_t)fhi << 16 << 16) | (uintptr_t)flo);
+	void *arg = (void *)(((uintptr_t)ahi << 16 << 16) | (uintptr_t)alo);
+
+	fn(arg);
+	abort();
+}
+
+void
+ult__ctx_init(struct ult__ctx *ctx, void *stack_lo, size_t size,
+    void (*fn)(void *), void *arg)
+{
+	uintptr_t f = (uintptr_t)fn, a = (uintptr_t)arg;
+
+	if (getcontext(&ctx->uc) != 0)
+		abort();
+	ctx->uc.uc_stack.ss_sp = stack_lo;
+	ctx->uc.uc_stack.ss_size = size;
+	ctx->uc.uc_link = NULL;
+	makecontext(&ctx->uc, (void (*)(void))ctx_entry, 4,
+	    (unsigned)(f >> 16 >> 16), (unsigned)f, (unsigned)(a >> 16 >> 16),
+	    (unsigned)a);
+}
+
+void
+ult__ctx_switch(struct ult__ctx *from, struct ult__ctx *to)
+{
+	if (swapcontext(&from->uc, &to->uc) != 0)
+		abort();
+}

@@ -1,0 +1,60 @@
+/*
+ * Cooperative context switch for x86-64 SysV.  Saves exactly what the ABI
+ * says a callee must preserve: rbx, rbp, r12-r15, the MXCSR control bits
+ * and the x87 control word; everything else is caller-saved, so the C
+ * caller has already spilled what it needs.
+ */
+#include "context.h"
+
+	.text
+	.globl	ult__ctx_switch
+	.hidden	ult__ctx_switch
+	.type	ult__ctx_switch, @function
+	.p2align 4
+/* void ult__ctx_switch(struct ult__ctx *from, struct ult__ctx *to) */
+ult__ctx_switch:
+	.cfi_startproc
+	pushq	%rbp
+	pushq	%rbx
+	pushq	%r12
+	pushq	%r13
+	pushq	%r14
+	pushq	%r15
+	subq	$8, %rsp
+	stmxcsr	(%rsp)
+	fnstcw	4(%rsp)
+	movq	%rsp, ULT_CTX_SP(%rdi)
+	movq	ULT_CTX_SP(%rsi), %rsp
+	ldmxcsr	(%rsp)
+	fldcw	4(%rsp)
+	addq	$8, %rsp
+	popq	%r15
+	popq	%r14
+	popq	%r13
+	popq	%r12
+	popq	%rbx
+	popq	%rbp
+	ret
+	.cfi_endproc
+	.size	ult__ctx_switch, .-ult__ctx_switch
+
+/*
+ * First code a new uthread runs: the initial frame built by ult__ctx_init
+ * "returns" here with the entry function in r12 and its argument in r13.
+ * rip is undefined in the CFI so debuggers stop unwinding here.
+ */
+	.globl	ult__ctx_trampoline
+	.hidden	ult__ctx_trampoline
+	.type	ult__ctx_trampoline, @function
+	.p2align 4
+ult__ctx_trampoline:
+	.cfi_startproc
+	.cfi_undefined rip
+	xorl	%ebp, %ebp
+	movq	%r13, %rdi
+	callq	*%r12
+	ud2
+	.cfi_endproc
+	.size	ult__ctx_trampoline, .-ult__ctx_trampoline
+
+	.section .note.GNU-stack, "", @progbits

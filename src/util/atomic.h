@@ -1,0 +1,25 @@
+/*
+ * Short names for the C11 atomics the runtime uses.  Fields that ULE reads
+ * without the owning lock (tdq_load, tdq_lowpri, tdq_cpu_idle, ...) are
+ * _Atomic and accessed relaxed: the algorithm tolerates stale values, and
+ * declaring them keeps the sanitizers and the compiler honest.
+ */
+#ifndef ULT_UTIL_ATOMIC_H
+#define ULT_UTIL_ATOMIC_H
+
+#include <stdatomic.h>
+
+#define ULT_LD(p) atomic_load_explicit((p), memory_order_relaxed)
+#define ULT_ST(p, v) atomic_store_explicit((p), (v), memory_order_relaxed)
+#define ULT_LD_ACQ(p) atomic_load_explicit((p), memory_order_acquire)
+#define ULT_ST_REL(p, v) atomic_store_explicit((p), (v), memory_order_release)
+#define ULT_ADD(p, v) atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
+#define ULT_FENCE() atomic_thread_fence(memory_order_seq_cst)
+
+#define ULT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ULT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define ULT_CACHELINE 64
+#define ULT_ALIGNED_CL __attribute__((aligned(ULT_CACHELINE)))
+
+#endif
