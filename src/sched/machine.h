@@ -1,0 +1,42 @@
+/*
+ * What a scheduling policy may ask of its host.  The runtime implements
+ * these on real workers (src/core/machine.c); the simulator on virtual
+ * CPUs and virtual time (sim/).  The choice is made at link time; a policy
+ * file includes this and util/ headers, nothing else of the host.
+ */
+#ifndef ULT_SCHED_MACHINE_H
+#define ULT_SCHED_MACHINE_H
+
+#include "thread.h"
+#include "topo.h"
+
+/* FreeBSD's clocks: hz drives ticks, stathz drives sched_clock. */
+#define ULT_HZ 1000
+#define ULT_STATHZ 127
+
+/* Number of CPUs (workers); constant between policy init and fini. */
+int mach_ncpu(void);
+
+/* The CPU the caller runs on, or -1 when the caller is not a CPU (a
+ * foreign thread, the clock thread). */
+int mach_curcpu(void);
+
+/* FreeBSD's `ticks': a wrapping count at ULT_HZ per second. */
+int mach_ticks(void);
+
+/* The topology tree over cpus 0..mach_ncpu()-1. */
+const struct cpu_group *mach_cpu_top(void);
+
+/* td, running on cpu, should give up the CPU at its next scheduling point
+ * (FreeBSD's ast_sched_locked(td, TDA_SCHED) plus an IPI if remote).  Called
+ * with td's thread lock held. */
+void mach_ast(struct thread *td, int cpu);
+
+/* IPI_PREEMPT: ask cpu to run sched_preempt() for its current thread. */
+void mach_ipi_preempt(int cpu);
+
+/* cpu_idle_wakeup(): wake cpu if it sleeps in its idle loop.  Returns 1 if
+ * the host can wake it without an IPI (it always can in user space). */
+int mach_cpu_idle_wakeup(int cpu);
+
+#endif

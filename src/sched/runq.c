@@ -1,0 +1,75 @@
+/*
+ * Run queue operations.  O(1): a bitmap finds the best non-empty queue
+ * with one count-trailing-zeros instruction.
+ */
+#include "runq.h"
+#include "sched.h"
+
+void
+runq_init(struct runq *rq)
+{
+	rq->rq_status = 0;
+	for (int i = 0; i < RQ_NQS; i++)
+		ult__list_init(&rq->rq_queues[i]);
+}
+
+void
+runq_add_pri(struct runq *rq, struct thread *td, int idx, int flags)
+{
+	struct ult__list *q = &rq->rq_queues[idx];
+
+	td->td_rqindex = idx;
+	rq->rq_status |= (uint64_t)1 << idx;
+	if (flags & SRQ_PREEMPTED)
+		ult__list_insert_head(q, &td->td_runq);
+	else
+		ult__list_insert_tail(q, &td->td_runq);
+}
+
+void
+runq_add(struct runq *rq, struct thread *td, int flags)
+{
+	runq_add_pri(rq, td, td->td_priority / RQ_PPQ, flags);
+}
+
+void
+runq_remove_idx(struct runq *rq, struct thread *td, uint8_t *idx)
+{
+	int q = td->td_rqindex;
+
+	ult__list_remove(&td->td_runq);
+	if (ult__list_empty(&rq->rq_queues[q])) {
+		rq->rq_status &= ~((uint64_t)1 << q);
+		if (idx != NULL && *idx == q)
+			*idx = (uint8_t)((q + 1) % RQ_NQS);
+	}
+}
+
+void
+runq_remove(struct runq *rq, struct thread *td)
+{
+	runq_remove_idx(rq, td, NULL);
+}
+
+struct thread *
+runq_choose(const struct runq *rq)
+{
+	int q;
+
+	if (rq->rq_status == 0)
+		return (NULL);
+	q = __builtin_ctzll(rq->rq_status);
+	return (runq_thread(rq->rq_queues[q].next));
+}
+
+struct thread *
+runq_choose_from(const struct runq *rq, int idx)
+{
+	int q = runq_findbit_from(rq, idx);
+
+	if (q < 0 && idx != 0)
+		q = runq_findbit_from(rq, 0);
+	if (q < 0)
+		return (NULL);
+	return (runq_thread(rq->rq_queues[q].next));
+}

@@ -1,0 +1,176 @@
+/*
+ * The interface between the mechanism (workers, switch path, sleep
+ * queues, clock) and a scheduling policy: FreeBSD's sched_* verbs as an
+ * ops table, so sched_ule and sched_4bsd can be swapped at ult_init().
+ *
+ * Locking, as in FreeBSD: "td locked" means the caller holds td's thread
+ * lock (thread_lock(td)).  A policy takes run-queue locks itself only where
+ * FreeBSD's does (migration, stealing, balancing, the clock).
+ */
+#ifndef ULT_SCHED_SCHED_H
+#define ULT_SCHED_SCHED_H
+
+#include <stdint.h>
+
+#include "thread.h"
+
+/* sched_add flags (SRQ_*) */
+#define SRQ_BORING 0x0000    /* no special circumstances */
+#define SRQ_YIELDING 0x0001  /* the caller is about to switch anyway */
+#define SRQ_OURSELF 0x0002   /* re-adding the running thread */
+#define SRQ_INTR 0x0004	     /* urgent */
+#define SRQ_PREEMPTED 0x0008 /* head of its queue: it was preempted */
+#define SRQ_BORROWING 0x0010 /* priority lent: current calendar bucket */
+#define SRQ_HOLD 0x0020	     /* keep the thread's old lock held */
+#define SRQ_HOLDTD 0x0040    /* return with the thread still locked */
+
+/* switch flags (SW_*) and switch reasons (SWT_*, low byte) */
+#define SWT_NONE 0
+#define SWT_PREEMPT 1	     /* a better thread was added locally */
+#define SWT_OWEPREEMPT 2     /* a deferred preemption */
+#define SWT_TURNSTILE 3	     /* blocked on a lock */
+#define SWT_SLEEPQ 4	     /* went to sleep */
+#define SWT_RELINQUISH 6     /* yield */
+#define SWT_NEEDRESCHED 7    /* slice end or AST */
+#define SWT_IDLE 8	     /* idle thread looking for work */
+#define SWT_REMOTEPREEMPT 11 /* IPI_PREEMPT from another CPU */
+#define SWT_BIND 13	     /* sched_bind moved us */
+#define SWT_CHILDFIRST 14    /* ult: a new child runs before its creator */
+#define SW_TYPE_MASK 0xff
+#define SW_VOL 0x0100	  /* voluntary switch */
+#define SW_INVOL 0x0200	  /* involuntary switch */
+#define SW_PREEMPT 0x0400 /* the outgoing thread was preempted */
+
+/* A kern.sched.* tunable: a plain variable with a range, or get/set
+ * functions where setting one value recomputes others. */
+struct sched_tunable {
+	const char *name; /* FreeBSD sysctl name, "kern.sched.slice" */
+	atomic_int *var;  /* NULL when get/set are given */
+	int min, max;	  /* accepted range for var */
+	long (*get)(void);
+	int (*set)(long v); /* 0 or EINVAL; var and set both NULL: read-only */
+};
+
+struct sched_thread_stats {
+	int interact_score; /* 0..100, -1 if the policy has none */
+	int pctcpu;	    /* %CPU in FSCALE units (2048 = 100%) */
+	int cpu;	    /* ts_cpu */
+};
+
+struct sched_cpu_stats {
+	int load;
+	int transferable;
+	int lowpri;
+	uint64_t steals; /* threads this cpu took from others */
+	uint64_t lock_contended;
+};
+
+/* Results of idle_poll(). */
+enum {
+	SCHED_IDLE_RUN = 0, /* there is work: switch to it */
+	SCHED_IDLE_SPIN,    /* poll load() for a while before sleeping */
+	SCHED_IDLE_SLEEP    /* call idle_enter() and sleep if it says 0 */
+};
+
+struct sched_idle {
+	int oldswitchcnt; /* idle loop's private copy, as in sched_idletd */
+	int switchcnt;
+	int busy; /* set by idle_enter: switching fast, sleep lightly */
+};
+
+struct sched_ops {
+	const char *name; /* "ULE", "4BSD" (kern.sched.name) */
+
+	/* Set up per-CPU state for mach_ncpu() CPUs; 0 or an errno. */
+	int (*init)(void);
+	void (*fini)(void);
+
+	/* A new thread with no history: timeshare, nice 0. */
+	void (*thread_init)(struct thread *td);
+	/* td becomes cpu's idle thread, running; its td_lock is set. */
+	void (*idle_init)(struct thread *td, int cpu);
+
+	/* parent (locked, may be NULL for a creator that is not a thread)
+	 * creates child, which inherits history like a forked process.  On
+	 * return the child's td_lock is a run-queue lock. */
+	void (*fork)(struct thread *parent, struct thread *child);
+	/* child has exited; charge its run time to parent (locked). */
+	void (*exit)(struct thread *parent, struct thread *child);
+
+	/* td locked and not on a run queue: make it runnable. */
+	void (*add)(struct thread *td, int flags);
+	/* td locked and on a run queue: take it off. */
+	void (*rem)(struct thread *td);
+	/*
+	 * td (locked, the CPU's current thread) gives up the CPU.  If td is
+	 * still TDS_RUNNING it is requeued (or migrated); otherwise it is
+	 * going to sleep and its lock is a sleep-queue lock.  newtd, if not
+	 * NULL, was just removed with rem() under this CPU's run-queue lock
+	 * and is run next (td must then be running).  Returns the thread to
+	 * run, with every lock released and td blocked (td_lock ==
+	 * &blocked_lock); *mtxp is the lock to store in td->td_lock once its
+	 * context is saved (thread_lock_unblock).
+	 */
+	struct thread *(*switch_)(struct thread *td, struct thread *newtd,
+	    int flags, struct mtx **mtxp);
+	/* td (locked, current) exits.  Returns the next thread with every
+	 * lock released; td is left blocked and belongs to the caller. */
+	struct thread *(*throw_)(struct thread *td);
+
+	/* td (locked) is going to sleep on a sleep queue. */
+	void (*sleep)(struct thread *td, int prio);
+	/* td (locked, asleep) wakes up and becomes runnable. */
+	void (*wakeup)(struct thread *td, int srqflags);
+
+	/* One or more stat ticks on cpu (FreeBSD statclock -> sched_clock).
+	 * Takes the run-queue lock itself. */
+	void (*clock)(int cpu, int cnt);
+	/* cpu received IPI_PREEMPT; td is its current thread (locked).
+	 * Sets td_owepreempt if td should switch. */
+	void (*preempt)(struct thread *td);
+	/* td (locked, running) returns to "user mode": drop any boost. */
+	void (*userret)(struct thread *td);
+
+	/* Priorities (td locked). */
+	void (*nice)(struct thread *td, int nice);
+	void (*prio)(struct thread *td, int prio);
+	void (*lend_prio)(struct thread *td, int prio);
+	void (*unlend_prio)(struct thread *td, int prio);
+	void (*set_class)(struct thread *td, int cls);
+
+	/* Bind td (locked) to cpu / unbind it.  Returns 1 when td is running
+	 * elsewhere than cpu: it moves at its next switch, which the policy
+	 * has requested with mach_ast() (the caller may switch at once). */
+	int (*bind)(struct thread *td, int cpu);
+	void (*unbind)(struct thread *td);
+	int (*is_bound)(struct thread *td);
+
+	/* The idle thread's loop, split at the points where it waits. */
+	int (*idle_poll)(int cpu, struct sched_idle *st);
+	/* Publish "about to sleep" with a full fence; nonzero means work
+	 * appeared and the caller must not sleep.  Sets st->busy. */
+	int (*idle_enter)(int cpu, struct sched_idle *st);
+	void (*idle_exit)(int cpu, struct sched_idle *st);
+	int (*idle_spins)(void);
+
+	/* Lock-free reads for the host. */
+	int (*load)(int cpu);
+	void (*thread_stats)(struct thread *td, struct sched_thread_stats *);
+	void (*cpu_stats)(int cpu, struct sched_cpu_stats *);
+
+	/* kern.sched.* tunables, terminated by a NULL name. */
+	const struct sched_tunable *tunables;
+
+	/* Check the invariants of every CPU queue (ule-algorithm.md s.14)
+	 * with all queues locked; returns 0 or a line describing the first
+	 * violation.  For tests. */
+	const char *(*check)(void);
+};
+
+extern const struct sched_ops ult__sched_ule;
+
+/* FSCALE as in FreeBSD: fixed point with 11 fractional bits. */
+#define FSHIFT 11
+#define FSCALE (1 << FSHIFT)
+
+#endif

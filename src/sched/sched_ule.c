@@ -1,0 +1,1047 @@
+/*
+ * sched_ule: a port of FreeBSD's ULE scheduler (ULE-C, FreeBSD 14) to
+ * user-level threads.  This file holds the per-CPU queues and the event
+ * entry points (add, remove, switch, clock, wakeup, sleep, fork, exit,
+ * priority changes); priority arithmetic is in sched_ule_prio.c and the
+ * multiprocessor search, stealing and balancing in sched_ule_smp.c.
+ *
+ * The policy is pure: time comes from mach_ticks(), the calling CPU from
+ * mach_curcpu(), and anything that would be an IPI or an AST goes through
+ * machine.h.  The runtime and the simulator both run this same code.
+ *
+ * One deliberate difference from the kernel: the clock for a CPU is
+ * delivered by a separate thread rather than by an interrupt on that CPU,
+ * so sched_clock takes the run-queue lock itself and runs the balancer
+ * after dropping it.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sched_ule.h"
+
+/* Tunables, with FreeBSD's defaults at hz = 1000, stathz = 127. */
+atomic_int realstathz = ULT_STATHZ;
+atomic_int sched_slice = ULT_STATHZ / SCHED_SLICE_DEFAULT_DIVISOR;
+atomic_int sched_slice_min =
+    ULT_STATHZ / SCHED_SLICE_DEFAULT_DIVISOR / SCHED_SLICE_MIN_DIVISOR;
+atomic_int tickincr = (ULT_HZ << SCHED_TICK_SHIFT) / ULT_STATHZ;
+atomic_int sched_interact = SCHED_INTERACT_THRESH;
+atomic_int preempt_thresh = PRI_MIN_KERN;
+atomic_int static_boost = PRI_MIN_BATCH;
+atomic_int sched_idlespins = 10000;
+atomic_int sched_idlespinthresh = 2 * 10000 / ULT_STATHZ;
+atomic_int affinity = SCHED_AFFINITY_DEFAULT;
+atomic_int rebalance = 1;
+atomic_int balance_interval = ULT_STATHZ;
+atomic_int steal_idle = 1;
+atomic_int steal_thresh = 2;
+atomic_int trysteal_limit = 2;
+atomic_int always_steal = 0;
+
+struct tdq *tdq_cpu;
+int tdq_ncpu;
+const struct cpu_group *cpu_top;
+cpuset_t all_cpus;
+
+/* The balancer runs from CPU 0's clock, under CPU 0's queue lock. */
+static int balance_ticks;
+
+/*
+ * Per-CPU linear congruential generators, seeded like FreeBSD's
+ * (cpu * 69069 + 5).  Slot tdq_ncpu serves callers that are not CPUs.
+ */
+static atomic_uint *sched_randomval;
+
+unsigned
+sched_random(void)
+{
+	int self = mach_curcpu();
+	atomic_uint *rnd = &sched_randomval[self >= 0 ? self : tdq_ncpu];
+	unsigned v = ULT_LD(rnd) * 69069 + 5;
+
+	ULT_ST(rnd, v);
+	return (v >> 16);
+}
+
+/*
+ * Run queue placement.  Interrupt, realtime and interactive priorities
+ * go to tdq_realtime in strict priority order; batch priorities go to the
+ * timeshare calendar, placed ahead of the insert index by how bad their
+ * priority is, so that every batch thread is reached eventually; idle
+ * class goes to tdq_idle.
+ */
+static void
+tdq_runq_add(struct tdq *tdq, struct thread *td, int flags)
+{
+	struct td_sched *ts = td_get_sched(td);
+	int pri = td->td_priority;
+
+	TD_SET_RUNQ(td);
+	if (THREAD_CAN_MIGRATE(td)) {
+		ULT_ADD(&tdq->tdq_transferable, 1);
+		ts->ts_flags |= TSF_XFERABLE;
+	}
+	if (pri < PRI_MIN_BATCH) {
+		ts->ts_runq = &tdq->tdq_realtime;
+	} else if (pri <= PRI_MAX_BATCH) {
+		ts->ts_runq = &tdq->tdq_timeshare;
+		if ((flags & (SRQ_BORROWING | SRQ_PREEMPTED)) == 0) {
+			pri = RQ_NQS * (pri - PRI_MIN_BATCH) / PRI_BATCH_RANGE;
+			pri = (pri + tdq->tdq_idx) % RQ_NQS;
+			/*
+			 * Keep one slot between the insert and removal
+			 * indexes while a bucket drains, so a new thread
+			 * cannot land in the bucket being drained.
+			 */
+			if (tdq->tdq_ridx != tdq->tdq_idx &&
+			    pri == tdq->tdq_ridx)
+				pri = (pri + RQ_NQS - 1) % RQ_NQS;
+		} else
+			pri = tdq->tdq_ridx;
+		runq_add_pri(ts->ts_runq, td, pri, flags);
+		return;
+	} else
+		ts->ts_runq = &tdq->tdq_idle;
+	runq_add(ts->ts_runq, td, flags);
+}
+
+static void
+tdq_runq_rem(struct tdq *tdq, struct thread *td)
+{
+	struct td_sched *ts = td_get_sched(td);
+
+	if (ts->ts_flags & TSF_XFERABLE) {
+		ULT_ADD(&tdq->tdq_transferable, -1);
+		ts->ts_flags &= ~TSF_XFERABLE;
+	}
+	if (ts->ts_runq == &tdq->tdq_timeshare) {
+		if (tdq->tdq_idx != tdq->tdq_ridx)
+			runq_remove_idx(ts->ts_runq, td, &tdq->tdq_ridx);
+		else
+			runq_remove_idx(ts->ts_runq, td, NULL);
+	} else
+		runq_remove(ts->ts_runq, td);
+}
+
+static void
+tdq_load_add(struct tdq *tdq)
+{
+	ULT_ST(&tdq->tdq_load, TDQ_LOAD(tdq) + 1);
+}
+
+static void
+tdq_load_rem(struct tdq *tdq)
+{
+	ULT_ST(&tdq->tdq_load, TDQ_LOAD(tdq) - 1);
+}
+
+/* Add to the queue and load; returns the old lowpri for tdq_notify(). */
+int
+tdq_add(struct tdq *tdq, struct thread *td, int flags)
+{
+	int lowpri = TDQ_LOWPRI(tdq);
+
+	if (td->td_priority < lowpri)
+		ULT_ST(&tdq->tdq_lowpri, td->td_priority);
+	tdq_runq_add(tdq, td, flags);
+	tdq_load_add(tdq);
+	return (lowpri);
+}
+
+struct thread *
+tdq_choose(struct tdq *tdq)
+{
+	struct thread *td;
+
+	if ((td = runq_choose(&tdq->tdq_realtime)) != NULL)
+		return (td);
+	if ((td = runq_choose_from(&tdq->tdq_timeshare, tdq->tdq_ridx)) !=
+	    NULL)
+		return (td);
+	return (runq_choose(&tdq->tdq_idle));
+}
+
+/* lowpri = best of the current thread and the first queued one. */
+void
+tdq_setlowpri(struct tdq *tdq, struct thread *ctd)
+{
+	struct thread *td;
+
+	if (ctd == NULL)
+		ctd = ULT_LD(&tdq->tdq_curthread);
+	td = tdq_choose(tdq);
+	if (td == NULL || td->td_priority > ctd->td_priority)
+		ULT_ST(&tdq->tdq_lowpri, ctd->td_priority);
+	else
+		ULT_ST(&tdq->tdq_lowpri, td->td_priority);
+}
+
+static struct thread *
+choosethread(struct tdq *tdq)
+{
+	struct thread *td = tdq_choose(tdq);
+
+	if (td != NULL) {
+		tdq_runq_rem(tdq, td);
+		ULT_ST(&tdq->tdq_lowpri, td->td_priority);
+	} else {
+		ULT_ST(&tdq->tdq_lowpri, PRI_MAX_IDLE);
+		td = tdq->tdq_idlethread;
+	}
+	ULT_ST(&tdq->tdq_curthread, td);
+	TD_SET_RUNNING(td);
+	td->td_oncpu = tdq->tdq_id;
+	return (td);
+}
+
+/*
+ * Should a thread of priority pri preempt one at cpri?  Only when it is
+ * better and either the CPU runs an idle-class thread, or pri is at or
+ * above preempt_thresh, or (on a remote CPU) an interactive thread would
+ * displace a batch one.  Other wakeups wait for the next AST.
+ */
+int
+sched_shouldpreempt(int pri, int cpri, int remote)
+{
+	if (pri >= cpri)
+		return (0);
+	if (cpri >= PRI_MIN_IDLE)
+		return (1);
+	if (TUN(preempt_thresh) == 0)
+		return (0);
+	if (pri <= TUN(preempt_thresh))
+		return (1);
+	if (remote && pri <= PRI_MAX_INTERACT && cpri > PRI_MAX_INTERACT)
+		return (1);
+	return (0);
+}
+
+/* A thread of priority pri was added to the calling CPU's queue. */
+void
+sched_setpreempt(struct tdq *tdq, int pri)
+{
+	struct thread *ctd = ULT_LD(&tdq->tdq_curthread);
+	int cpri = ctd->td_priority;
+
+	if (pri < cpri)
+		mach_ast(ctd, tdq->tdq_id);
+	if (pri >= cpri || TD_IS_INHIBITED(ctd))
+		return;
+	if (!sched_shouldpreempt(pri, cpri, 0))
+		return;
+	ULT_ST(&ctd->td_owepreempt, 1);
+}
+
+static void
+ule_add(struct thread *td, int flags)
+{
+	int self = mach_curcpu();
+	struct tdq *tdq;
+	int cpu, lowpri;
+
+	/* Recompute the user priority before choosing a CPU and queue. */
+	if (PRI_BASE(td->td_pri_class) == PRI_TIMESHARE)
+		sched_priority(td);
+	cpu = sched_pickcpu(td, flags, self, mach_ticks());
+	tdq = sched_setcpu(td, cpu, flags);
+	lowpri = tdq_add(tdq, td, flags);
+	if (cpu != self)
+		tdq_notify(tdq, lowpri);
+	else if (!(flags & SRQ_YIELDING))
+		sched_setpreempt(tdq, td->td_priority);
+	if (!(flags & SRQ_HOLDTD))
+		thread_unlock(td);
+}
+
+void
+sched_rem(struct thread *td)
+{
+	struct tdq *tdq = TDQ_CPU(td_get_sched(td)->ts_cpu);
+
+	tdq_runq_rem(tdq, td);
+	tdq_load_rem(tdq);
+	TD_SET_CAN_RUN(td);
+	if (td->td_priority == TDQ_LOWPRI(tdq))
+		tdq_setlowpri(tdq, NULL);
+}
+
+/*
+ * The outgoing thread td leaves the CPU.  The thread lock is blocked
+ * first so the run-queue lock can be dropped before the context switch;
+ * nobody can touch td until the switch code stores *mtxp into td_lock.
+ */
+static struct thread *
+ule_switch(struct thread *td, struct thread *newtd, int flags,
+    struct mtx **mtxp)
+{
+	int cpuid = mach_curcpu(), now = mach_ticks();
+	struct tdq *tdq = TDQ_CPU(cpuid);
+	struct td_sched *ts = td_get_sched(td);
+	struct mtx *mtx;
+	int srqflag, preempted, pickcpu;
+
+	sched_pctcpu_update(ts, 1, now);
+	pickcpu = (td->td_flags & TDF_PICKCPU) != 0;
+	if (pickcpu)
+		ts->ts_rltick = now - TUN(affinity) * MAX_CACHE_LEVELS;
+	else
+		ts->ts_rltick = now;
+	td->td_lastcpu = td->td_oncpu;
+	preempted = (td->td_flags & TDF_SLICEEND) == 0 &&
+	    (flags & SW_PREEMPT) != 0;
+	td->td_flags &= ~(TDF_PICKCPU | TDF_SLICEEND);
+	atomic_fetch_and_explicit(&td->td_ast, ~TDA_SCHED,
+	    memory_order_relaxed);
+	ULT_ST(&td->td_owepreempt, 0);
+	ULT_ST(&tdq->tdq_owepreempt, 0);
+	if (!TD_IS_IDLETHREAD(td))
+		ULT_ADD(&tdq->tdq_switchcnt, 1);
+
+	mtx = thread_lock_block(td);
+	if (TD_IS_IDLETHREAD(td)) {
+		TD_SET_CAN_RUN(td);
+	} else if (TD_IS_RUNNING(td)) {
+		srqflag = SRQ_OURSELF | SRQ_YIELDING |
+		    (preempted ? SRQ_PREEMPTED : 0);
+		if (THREAD_CAN_MIGRATE(td) && pickcpu)
+			ts->ts_cpu = sched_pickcpu(td, 0, cpuid, now);
+		if (ts->ts_cpu == cpuid)
+			tdq_runq_add(tdq, td, srqflag);
+		else
+			mtx = sched_switch_migrate(tdq, td, srqflag);
+	} else {
+		/* Going to sleep: mtx is the sleep queue's lock. */
+		if (mtx != TDQ_LOCKPTR(tdq)) {
+			mtx_unlock(mtx);
+			TDQ_LOCK(tdq);
+		}
+		tdq_load_rem(tdq);
+		if (TDQ_LOAD(tdq) == 0)
+			tdq_trysteal(tdq);
+	}
+	td->td_oncpu = NOCPU;
+
+	if (newtd != NULL) {
+		/* Handed over by the caller, which took it off our queue. */
+		td_get_sched(newtd)->ts_cpu = cpuid;
+		tdq_load_add(tdq);
+		ULT_ST(&tdq->tdq_curthread, newtd);
+		TD_SET_RUNNING(newtd);
+		newtd->td_oncpu = cpuid;
+		tdq_setlowpri(tdq, newtd);
+	} else
+		newtd = choosethread(tdq);
+	sched_pctcpu_update(td_get_sched(newtd), 0, now);
+	TDQ_UNLOCK(tdq);
+	*mtxp = mtx;
+	return (newtd);
+}
+
+static struct thread *
+ule_throw(struct thread *td)
+{
+	int cpuid = mach_curcpu(), now = mach_ticks();
+	struct tdq *tdq = TDQ_CPU(cpuid);
+	struct thread *newtd;
+
+	tdq_load_rem(tdq);
+	td->td_lastcpu = td->td_oncpu;
+	td->td_oncpu = NOCPU;
+	TD_SET_CAN_RUN(td);
+	thread_lock_block(td);
+	newtd = choosethread(tdq);
+	sched_pctcpu_update(td_get_sched(newtd), 0, now);
+	TDQ_UNLOCK(tdq);
+	return (newtd);
+}
+
+/*
+ * Priority changes.  A queued thread whose priority improves is requeued
+ * (it may even migrate); one whose priority worsens keeps its place, as in
+ * FreeBSD.  A running thread updates its queue's lowpri.
+ */
+static void
+sched_thread_priority(struct thread *td, int prio)
+{
+	struct tdq *tdq;
+	int oldpri;
+
+	if (td->td_priority == prio)
+		return;
+	if (TD_ON_RUNQ(td) && prio < td->td_priority) {
+		sched_rem(td);
+		td_set_pri(td, prio);
+		ule_add(td, SRQ_BORROWING | SRQ_HOLDTD);
+		return;
+	}
+	if (TD_IS_RUNNING(td)) {
+		tdq = TDQ_CPU(td_get_sched(td)->ts_cpu);
+		oldpri = td->td_priority;
+		td_set_pri(td, prio);
+		if (prio < TDQ_LOWPRI(tdq))
+			ULT_ST(&tdq->tdq_lowpri, prio);
+		else if (TDQ_LOWPRI(tdq) == oldpri)
+			tdq_setlowpri(tdq, td);
+		return;
+	}
+	td_set_pri(td, prio);
+}
+
+static void
+ule_lend_prio(struct thread *td, int prio)
+{
+	td->td_flags |= TDF_BORROWING;
+	sched_thread_priority(td, prio);
+}
+
+/* prio is the best priority still needed by waiters on locks td holds. */
+static void
+ule_unlend_prio(struct thread *td, int prio)
+{
+	int base;
+
+	if (td->td_base_pri >= PRI_MIN_TIMESHARE &&
+	    td->td_base_pri <= PRI_MAX_TIMESHARE)
+		base = td->td_user_pri;
+	else
+		base = td->td_base_pri;
+	if (prio >= base) {
+		td->td_flags &= ~TDF_BORROWING;
+		sched_thread_priority(td, base);
+	} else
+		ule_lend_prio(td, prio);
+}
+
+static void
+ule_prio(struct thread *td, int prio)
+{
+	td->td_base_pri = (uint8_t)prio;
+	/* Never lower a borrowed priority. */
+	if ((td->td_flags & TDF_BORROWING) && td->td_priority < prio)
+		return;
+	sched_thread_priority(td, prio);
+}
+
+static void
+ule_nice(struct thread *td, int nice)
+{
+	td->td_nice = (int8_t)nice;
+	sched_priority(td);
+	ule_prio(td, td->td_base_user_pri);
+}
+
+static void
+ule_set_class(struct thread *td, int cls)
+{
+	td->td_pri_class = (uint8_t)cls;
+}
+
+/* Back to user mode: a priority boost from sleeping ends here. */
+static void
+ule_userret(struct thread *td)
+{
+	td_set_pri(td, td->td_user_pri);
+	td->td_base_pri = td->td_user_pri;
+	tdq_setlowpri(TDQ_CPU(td_get_sched(td)->ts_cpu), td);
+}
+
+/*
+ * Going to sleep.  By default (static_boost = PRI_MIN_BATCH) a sleeping
+ * batch thread is raised to the best batch priority, so that when it wakes
+ * it is queued at the calendar's insert index, ahead of other batch work;
+ * the boost lasts until it returns to user mode.
+ */
+static void
+ule_sleep(struct thread *td, int prio)
+{
+	int boost = TUN(static_boost);
+
+	td->td_slptick = mach_ticks();
+	if (PRI_BASE(td->td_pri_class) != PRI_TIMESHARE)
+		return;
+	if (boost == 1 && prio)
+		ule_prio(td, prio);
+	else if (boost && td->td_priority > boost)
+		ule_prio(td, boost);
+}
+
+/* Sleeps of a tick or more earn sleep credit; the slice starts over. */
+static void
+ule_wakeup(struct thread *td, int srqflags)
+{
+	struct td_sched *ts = td_get_sched(td);
+	int now = mach_ticks(), slptick = td->td_slptick;
+
+	td->td_slptick = 0;
+	if (slptick && slptick != now) {
+		/* Past twice the history limit the clamp in
+		 * sched_interact_update() decides anyway; capping here
+		 * keeps the unsigned sum from wrapping. */
+		unsigned d = (unsigned)(now - slptick);
+
+		if (d > 2 * (SCHED_SLP_RUN_MAX >> SCHED_TICK_SHIFT) + 1)
+			d = 2 * (SCHED_SLP_RUN_MAX >> SCHED_TICK_SHIFT) + 1;
+		ts->ts_slptime += d << SCHED_TICK_SHIFT;
+		sched_interact_update(td);
+		sched_pctcpu_update(ts, 0, now);
+	}
+	ts->ts_slice = 0;
+	ule_add(td, SRQ_BORING | srqflags);
+}
+
+/*
+ * Once per stat tick for the thread running on cpu: charge it, rotate the
+ * calendar, and end its slice when used up.  The slice end is an AST, not
+ * a preemption: the thread goes to the tail of its queue with a freshly
+ * computed priority.
+ */
+static void
+ule_clock(int cpu, int cnt)
+{
+	struct tdq *tdq = TDQ_CPU(cpu);
+	struct thread *td;
+	struct td_sched *ts;
+	int now = mach_ticks(), do_balance = 0;
+
+	TDQ_LOCK(tdq);
+	if (cpu == 0 && TUN(rebalance) && balance_ticks != 0 && tdq_ncpu > 1) {
+		balance_ticks -= cnt;
+		if (balance_ticks <= 0) {
+			int bi = TUN(balance_interval);
+
+			balance_ticks = (bi / 2 > 1 ? bi / 2 : 1) +
+			    (int)(sched_random() % (unsigned)bi);
+			do_balance = 1;
+		}
+	}
+	ULT_ST(&tdq->tdq_oldswitchcnt, ULT_LD(&tdq->tdq_switchcnt));
+	ULT_ST(&tdq->tdq_switchcnt, TDQ_LOAD(tdq));
+	/* Advance the insert index once per tick so every bucket is
+	 * reached; it waits while the bucket being drained is not empty. */
+	if (tdq->tdq_idx == tdq->tdq_ridx) {
+		tdq->tdq_idx = (uint8_t)((tdq->tdq_idx + 1) % RQ_NQS);
+		if (ult__list_empty(
+			&tdq->tdq_timeshare.rq_queues[tdq->tdq_ridx]))
+			tdq->tdq_ridx = tdq->tdq_idx;
+	}
+	td = ULT_LD(&tdq->tdq_curthread);
+	ts = td_get_sched(td);
+	sched_pctcpu_update(ts, 1, now);
+	if ((td->td_pri_class & PRI_FIFO_BIT) || TD_IS_IDLETHREAD(td))
+		goto out;
+	if (PRI_BASE(td->td_pri_class) == PRI_TIMESHARE) {
+		ts->ts_runtime += (unsigned)(TUN(tickincr) * cnt);
+		sched_interact_update(td);
+		sched_priority(td);
+	}
+	ts->ts_slice += cnt;
+	if (ts->ts_slice >= td_slice(td, tdq)) {
+		ts->ts_slice = 0;
+		td->td_flags |= TDF_SLICEEND;
+		mach_ast(td, cpu);
+	}
+out:
+	TDQ_UNLOCK(tdq);
+	if (do_balance)
+		sched_balance();
+}
+
+/* IPI_PREEMPT arrived: switch if something better is queued here. */
+static void
+ule_preempt(struct thread *td)
+{
+	struct tdq *tdq = TDQ_CPU(td_get_sched(td)->ts_cpu);
+
+	if (td->td_priority > TDQ_LOWPRI(tdq))
+		ULT_ST(&td->td_owepreempt, 1);
+	else
+		ULT_ST(&tdq->tdq_owepreempt, 0);
+}
+
+/*
+ * Binding pins the thread.  A queued thread is requeued on its new CPU at
+ * once; a running one is asked to switch, and sched_switch moves it
+ * because ts_cpu no longer names the CPU it runs on.
+ */
+static void
+ule_unbind(struct thread *td)
+{
+	struct td_sched *ts = td_get_sched(td);
+
+	if ((ts->ts_flags & TSF_BOUND) == 0)
+		return;
+	ts->ts_flags &= ~TSF_BOUND;
+	td->td_pinned--;
+}
+
+static int
+ule_bind(struct thread *td, int cpu)
+{
+	struct td_sched *ts = td_get_sched(td);
+
+	ule_unbind(td);
+	ts->ts_flags |= TSF_BOUND;
+	td->td_pinned++;
+	if (TD_ON_RUNQ(td)) {
+		if (ts->ts_cpu != cpu) {
+			sched_rem(td);
+			ts->ts_cpu = cpu;
+			ule_add(td, SRQ_BORING | SRQ_HOLDTD);
+		}
+		return (0);
+	}
+	if (TD_IS_RUNNING(td)) {
+		if (td->td_oncpu == cpu && ts->ts_cpu == cpu)
+			return (0);
+		ts->ts_cpu = cpu;
+		mach_ast(td, td->td_oncpu);
+		return (1);
+	}
+	ts->ts_cpu = cpu;
+	return (0);
+}
+
+static int
+ule_is_bound(struct thread *td)
+{
+	return ((td_get_sched(td)->ts_flags & TSF_BOUND) != 0);
+}
+
+static void
+ule_thread_init(struct thread *td)
+{
+	struct td_sched *ts = td_get_sched(td);
+	int now = mach_ticks();
+
+	memset(ts, 0, sizeof(*ts));
+	ts->ts_ltick = ts->ts_ftick = now;
+	ts->ts_rltick = now - TUN(affinity) * MAX_CACHE_LEVELS;
+	td->td_pri_class = PRI_TIMESHARE;
+	td->td_nice = 0;
+	td->td_base_user_pri = td->td_user_pri = td->td_base_pri =
+	    td->td_priority = SCHED_PRI_MIN;
+	td->td_lend_user_pri = PRI_MAX;
+	td->td_oncpu = td->td_lastcpu = NOCPU;
+	td->td_pinned = 0;
+	td->td_flags &= TDF_IDLETD;
+}
+
+/*
+ * A new thread.  From a thread it inherits the %CPU estimate and a scaled
+ * copy of the run/sleep history (sched_fork + sched_fork_thread), and
+ * starts with almost its whole slice used so that its own behaviour is
+ * learned quickly; the parent is charged one tick for forking.  From a
+ * creator that is not a thread it starts with no history.
+ */
+static void
+ule_fork(struct thread *td, struct thread *child)
+{
+	int self = mach_curcpu(), now = mach_ticks();
+	struct td_sched *ts, *ts2 = td_get_sched(child);
+	struct tdq *tdq;
+
+	child->td_oncpu = child->td_lastcpu = NOCPU;
+	ts2->ts_flags = 0;
+	if (td == NULL || self < 0) {
+		ts2->ts_cpu = self >= 0 ? self : 0;
+		ts2->ts_slice = 0;
+		ULT_ST(&child->td_lock, TDQ_LOCKPTR(TDQ_CPU(ts2->ts_cpu)));
+		sched_priority(child);
+		child->td_priority = child->td_base_pri = child->td_user_pri;
+		return;
+	}
+	tdq = TDQ_CPU(self);
+	ts = td_get_sched(td);
+	sched_pctcpu_update(ts, 1, now);
+	ULT_ST(&child->td_lock, TDQ_LOCKPTR(tdq));
+	ts2->ts_cpu = ts->ts_cpu;
+	ts2->ts_ticks = ts->ts_ticks;
+	ts2->ts_ltick = ts->ts_ltick;
+	ts2->ts_ftick = ts->ts_ftick;
+	ts2->ts_rltick = now - TUN(affinity) * MAX_CACHE_LEVELS;
+	child->td_pri_class = td->td_pri_class;
+	child->td_base_pri = td->td_base_pri;
+	child->td_priority = td->td_base_pri; /* no borrowed priority */
+	child->td_user_pri = td->td_user_pri;
+	child->td_base_user_pri = td->td_base_user_pri;
+	ts2->ts_slptime = ts->ts_slptime;
+	ts2->ts_runtime = ts->ts_runtime;
+	ts2->ts_slice = tdq_slice(tdq) - TUN(sched_slice_min);
+	/* Penalise parent and child for forking. */
+	sched_interact_fork(child);
+	sched_priority(child);
+	ts->ts_runtime += (unsigned)TUN(tickincr);
+	sched_interact_update(td);
+	sched_priority(td);
+}
+
+/* The child's run time, not its sleep time, is charged to the parent. */
+static void
+ule_exit(struct thread *td, struct thread *child)
+{
+	td_get_sched(td)->ts_runtime += td_get_sched(child)->ts_runtime;
+	sched_interact_update(td);
+	sched_priority(td);
+}
+
+static void
+ule_idle_init(struct thread *td, int cpu)
+{
+	struct tdq *tdq = TDQ_CPU(cpu);
+
+	ule_thread_init(td);
+	td->td_flags |= TDF_IDLETD;
+	td->td_pri_class = PRI_IDLE;
+	td->td_priority = td->td_base_pri = td->td_user_pri =
+	    td->td_base_user_pri = PRI_MAX_IDLE;
+	td->td_pinned = 1;
+	td_get_sched(td)->ts_cpu = cpu;
+	td->td_oncpu = cpu;
+	ULT_ST(&td->td_lock, TDQ_LOCKPTR(tdq));
+	TD_SET_RUNNING(td);
+	tdq->tdq_idlethread = td;
+	ULT_ST(&tdq->tdq_curthread, td);
+}
+
+/*
+ * The idle thread's loop (sched_idletd), cut where it waits.  A CPU that
+ * switched since it last looked tries to steal; one that switches fast
+ * spins on its load before sleeping, because waking a sleeping CPU costs
+ * far more than a few microseconds of polling.
+ */
+static int
+ule_idle_poll(int cpu, struct sched_idle *st)
+{
+	struct tdq *tdq = TDQ_CPU(cpu);
+	int switchcnt;
+
+	if (TDQ_LOAD(tdq))
+		return (SCHED_IDLE_RUN);
+	switchcnt = TDQ_SWITCHCNT(tdq);
+	if (TUN(always_steal) || switchcnt != st->oldswitchcnt) {
+		st->oldswitchcnt = switchcnt;
+		if (tdq_idled(tdq) == 0)
+			return (SCHED_IDLE_RUN);
+	}
+	switchcnt = TDQ_SWITCHCNT(tdq);
+	st->switchcnt = switchcnt;
+	if ((tdq->tdq_cg == NULL ||
+		(tdq->tdq_cg->cg_flags & CG_FLAG_THREAD) == 0) &&
+	    switchcnt > TUN(sched_idlespinthresh))
+		return (SCHED_IDLE_SPIN);
+	return (SCHED_IDLE_SLEEP);
+}
+
+/*
+ * Announce that this CPU is about to sleep.  The full fence between the
+ * store to tdq_cpu_idle and the load of tdq_load pairs with the one in
+ * tdq_notify (load stored, fence, tdq_cpu_idle read): at least one side
+ * sees the other, so a thread added concurrently is never missed.
+ */
+static int
+ule_idle_enter(int cpu, struct sched_idle *st)
+{
+	struct tdq *tdq = TDQ_CPU(cpu);
+	int switchcnt = TDQ_SWITCHCNT(tdq);
+
+	if (TDQ_LOAD(tdq) != 0 || switchcnt != st->oldswitchcnt)
+		return (1);
+	st->busy = switchcnt * 4 > TUN(sched_idlespinthresh);
+	ULT_ST(&tdq->tdq_cpu_idle, 1);
+	ULT_FENCE();
+	if (TDQ_LOAD(tdq) != 0) {
+		ULT_ST(&tdq->tdq_cpu_idle, 0);
+		return (1);
+	}
+	return (0);
+}
+
+static void
+ule_idle_exit(int cpu, struct sched_idle *st)
+{
+	struct tdq *tdq = TDQ_CPU(cpu);
+
+	ULT_ST(&tdq->tdq_cpu_idle, 0);
+	/* A wakeup without work counts as a switch, as in FreeBSD. */
+	if (TDQ_SWITCHCNT(tdq) != st->oldswitchcnt)
+		return;
+	ULT_ADD(&tdq->tdq_switchcnt, 1);
+	st->oldswitchcnt++;
+}
+
+static int
+ule_idle_spins(void)
+{
+	return (TUN(sched_idlespins));
+}
+
+static int
+ule_load(int cpu)
+{
+	return (TDQ_LOAD(TDQ_CPU(cpu)));
+}
+
+static void
+ule_thread_stats(struct thread *td, struct sched_thread_stats *st)
+{
+	st->interact_score = sched_interact_score(td);
+	st->pctcpu = sched_pctcpu(td, mach_ticks());
+	st->cpu = td_get_sched(td)->ts_cpu;
+}
+
+static void
+ule_cpu_stats(int cpu, struct sched_cpu_stats *st)
+{
+	struct tdq *tdq = TDQ_CPU(cpu);
+
+	st->load = TDQ_LOAD(tdq);
+	st->transferable = TDQ_TRANSFERABLE(tdq);
+	st->lowpri = TDQ_LOWPRI(tdq);
+	st->steals = ULT_LD(&tdq->tdq_steals);
+	st->lock_contended = ULT_LD(&tdq->tdq_lock.mtx_contended);
+}
+
+/* kern.sched.quantum: the slice in microseconds. */
+static long
+quantum_get(void)
+{
+	return ((long)(1000000 / TUN(realstathz)) * TUN(sched_slice));
+}
+
+static int
+quantum_set(long v)
+{
+	long period = 1000000 / TUN(realstathz), slice;
+
+	if (v <= 0 || v > 1000000000L)
+		return (EINVAL);
+	slice = (v + period / 2) / period;
+	if (slice < 1)
+		slice = 1;
+	ULT_ST(&sched_slice, (int)slice);
+	ULT_ST(&sched_slice_min, (int)slice / SCHED_SLICE_MIN_DIVISOR);
+	return (0);
+}
+
+static long
+one_get(void)
+{
+	return (1);
+}
+
+static long
+zero_get(void)
+{
+	return (0);
+}
+
+static const struct sched_tunable ule_tunables[] = {
+	{ "kern.sched.quantum", NULL, 0, 0, quantum_get, quantum_set },
+	{ "kern.sched.slice", &sched_slice, 1, 1000000, NULL, NULL },
+	{ "kern.sched.interact", &sched_interact, 0, SCHED_INTERACT_MAX, NULL,
+	    NULL },
+	{ "kern.sched.preempt_thresh", &preempt_thresh, 0, PRI_MAX_IDLE, NULL,
+	    NULL },
+	{ "kern.sched.static_boost", &static_boost, 0, PRI_MAX_IDLE, NULL,
+	    NULL },
+	{ "kern.sched.idlespins", &sched_idlespins, 0, INT_MAX, NULL, NULL },
+	{ "kern.sched.idlespinthresh", &sched_idlespinthresh, 0, INT_MAX,
+	    NULL, NULL },
+	{ "kern.sched.affinity", &affinity, 0, 1000000, NULL, NULL },
+	{ "kern.sched.balance", &rebalance, 0, 1, NULL, NULL },
+	{ "kern.sched.balance_interval", &balance_interval, 1, 1000000, NULL,
+	    NULL },
+	{ "kern.sched.steal_idle", &steal_idle, 0, 1, NULL, NULL },
+	{ "kern.sched.steal_thresh", &steal_thresh, 0, 1000000, NULL, NULL },
+	{ "kern.sched.trysteal_limit", &trysteal_limit, 0, 1000000, NULL,
+	    NULL },
+	{ "kern.sched.always_steal", &always_steal, 0, 1, NULL, NULL },
+	{ "kern.sched.preemption", NULL, 0, 0, one_get, NULL },
+	{ "kern.ccpu", NULL, 0, 0, zero_get, NULL },
+	{ NULL, NULL, 0, 0, NULL, NULL },
+};
+
+static int
+ule_init(void)
+{
+	int n = mach_ncpu();
+
+	tdq_cpu = aligned_alloc(ULT_CACHELINE, sizeof(struct tdq) * (size_t)n);
+	sched_randomval = calloc((size_t)n + 1, sizeof(*sched_randomval));
+	if (tdq_cpu == NULL || sched_randomval == NULL) {
+		free(tdq_cpu);
+		free(sched_randomval);
+		tdq_cpu = NULL;
+		sched_randomval = NULL;
+		return (ENOMEM);
+	}
+	tdq_ncpu = n;
+	cpu_top = mach_cpu_top();
+	CS_FILL_N(&all_cpus, n);
+	for (int c = 0; c < n; c++) {
+		struct tdq *tdq = TDQ_CPU(c);
+
+		memset(tdq, 0, sizeof(*tdq));
+		mtx_init(&tdq->tdq_lock, "tdq");
+		tdq->tdq_id = c;
+		tdq->tdq_cg = ult__topo_find(cpu_top, c);
+		ULT_ST(&tdq->tdq_lowpri, PRI_MAX_IDLE);
+		runq_init(&tdq->tdq_realtime);
+		runq_init(&tdq->tdq_timeshare);
+		runq_init(&tdq->tdq_idle);
+		ULT_ST(&sched_randomval[c], (unsigned)c * 69069 + 5);
+	}
+	ULT_ST(&sched_randomval[n], (unsigned)n * 69069 + 5);
+	balance_ticks = TUN(balance_interval);
+	return (0);
+}
+
+static void
+ule_fini(void)
+{
+	free(tdq_cpu);
+	free(sched_randomval);
+	tdq_cpu = NULL;
+	sched_randomval = NULL;
+	tdq_ncpu = 0;
+}
+
+/*
+ * The invariants of ule-algorithm.md section 14 that hold exactly in the
+ * port, checked with every queue locked.  lowpri is compared at run-queue
+ * granularity: queues are FIFO over RQ_PPQ priorities, so FreeBSD's own
+ * lowpri is only exact to that.
+ */
+static const char *
+check_tdq(struct tdq *tdq, char *buf, size_t len)
+{
+	struct runq *rqs[3] = { &tdq->tdq_realtime, &tdq->tdq_timeshare,
+		&tdq->tdq_idle };
+	struct thread *cur = ULT_LD(&tdq->tdq_curthread);
+	int queued = 0, xfer = 0, bestrt = PRI_MAX + 1;
+
+	for (int r = 0; r < 3; r++) {
+		for (int q = 0; q < RQ_NQS; q++) {
+			struct ult__list *h = &rqs[r]->rq_queues[q], *n;
+			int nonempty = !ult__list_empty(h);
+
+			if (nonempty != (int)((rqs[r]->rq_status >> q) & 1)) {
+				snprintf(buf, len, "cpu %d: status bit %d",
+				    tdq->tdq_id, q);
+				return (buf);
+			}
+			ULT_LIST_FOREACH(n, h)
+			{
+				struct thread *td = runq_thread(n);
+				struct td_sched *ts = td_get_sched(td);
+				struct mtx *m = ULT_LD(&td->td_lock);
+
+				queued++;
+				if (ts->ts_flags & TSF_XFERABLE)
+					xfer++;
+				if (!TD_ON_RUNQ(td) || td->td_rqindex != q ||
+				    ts->ts_runq != rqs[r] ||
+				    ts->ts_cpu != tdq->tdq_id ||
+				    (m != TDQ_LOCKPTR(tdq) &&
+					m != &blocked_lock)) {
+					snprintf(buf, len,
+					    "cpu %d: bad queued thread", tdq->tdq_id);
+					return (buf);
+				}
+				if ((r == 1 && td->td_priority < PRI_MIN_BATCH) ||
+				    (r == 2 && td->td_priority < PRI_MIN_IDLE)) {
+					snprintf(buf, len,
+					    "cpu %d: priority %d in runq %d",
+					    tdq->tdq_id, td->td_priority, r);
+					return (buf);
+				}
+				if (ts->ts_runtime + ts->ts_slptime >
+				    2u * SCHED_SLP_RUN_MAX) {
+					snprintf(buf, len, "cpu %d: history",
+					    tdq->tdq_id);
+					return (buf);
+				}
+				if (r == 0 && td->td_priority < bestrt)
+					bestrt = td->td_priority;
+			}
+		}
+	}
+	if (TDQ_LOAD(tdq) != queued + (TD_IS_IDLETHREAD(cur) ? 0 : 1)) {
+		snprintf(buf, len, "cpu %d: load %d, %d queued + running",
+		    tdq->tdq_id, TDQ_LOAD(tdq), queued);
+		return (buf);
+	}
+	if (TDQ_TRANSFERABLE(tdq) != xfer) {
+		snprintf(buf, len, "cpu %d: transferable %d != %d",
+		    tdq->tdq_id, TDQ_TRANSFERABLE(tdq), xfer);
+		return (buf);
+	}
+	if (TDQ_LOWPRI(tdq) > cur->td_priority ||
+	    (bestrt <= PRI_MAX && TDQ_LOWPRI(tdq) / RQ_PPQ > bestrt / RQ_PPQ)) {
+		snprintf(buf, len, "cpu %d: lowpri %d, current %d, best rt %d",
+		    tdq->tdq_id, TDQ_LOWPRI(tdq), cur->td_priority, bestrt);
+		return (buf);
+	}
+	if ((tdq->tdq_idx - tdq->tdq_ridx + RQ_NQS) % RQ_NQS > 1 ||
+	    (tdq->tdq_idx != tdq->tdq_ridx &&
+		ult__list_empty(
+		    &tdq->tdq_timeshare.rq_queues[tdq->tdq_ridx]))) {
+		snprintf(buf, len, "cpu %d: calendar idx %d ridx %d",
+		    tdq->tdq_id, tdq->tdq_idx, tdq->tdq_ridx);
+		return (buf);
+	}
+	return (NULL);
+}
+
+static const char *
+ule_check(void)
+{
+	static char buf[128];
+	const char *err = NULL;
+
+	for (int c = 0; c < tdq_ncpu; c++)
+		TDQ_LOCK(TDQ_CPU(c));
+	for (int c = 0; c < tdq_ncpu && err == NULL; c++)
+		err = check_tdq(TDQ_CPU(c), buf, sizeof(buf));
+	for (int c = tdq_ncpu - 1; c >= 0; c--)
+		TDQ_UNLOCK(TDQ_CPU(c));
+	return (err);
+}
+
+const struct sched_ops ult__sched_ule = {
+	.name = "ULE",
+	.init = ule_init,
+	.fini = ule_fini,
+	.thread_init = ule_thread_init,
+	.idle_init = ule_idle_init,
+	.fork = ule_fork,
+	.exit = ule_exit,
+	.add = ule_add,
+	.rem = sched_rem,
+	.switch_ = ule_switch,
+	.throw_ = ule_throw,
+	.sleep = ule_sleep,
+	.wakeup = ule_wakeup,
+	.clock = ule_clock,
+	.preempt = ule_preempt,
+	.userret = ule_userret,
+	.nice = ule_nice,
+	.prio = ule_prio,
+	.lend_prio = ule_lend_prio,
+	.unlend_prio = ule_unlend_prio,
+	.set_class = ule_set_class,
+	.bind = ule_bind,
+	.unbind = ule_unbind,
+	.is_bound = ule_is_bound,
+	.idle_poll = ule_idle_poll,
+	.idle_enter = ule_idle_enter,
+	.idle_exit = ule_idle_exit,
+	.idle_spins = ule_idle_spins,
+	.load = ule_load,
+	.thread_stats = ule_thread_stats,
+	.cpu_stats = ule_cpu_stats,
+	.tunables = ule_tunables,
+	.check = ule_check,
+};

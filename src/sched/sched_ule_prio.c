@@ -1,0 +1,210 @@
+/*
+ * ULE's priority arithmetic: the interactivity score, the %CPU estimate,
+ * the user priority that follows from them, and the load-scaled slice.
+ * Everything here is integer arithmetic on per-thread history; the
+ * formulas and constants are FreeBSD 14's (ule-algorithm.md sections 3-6).
+ */
+#include "sched_ule.h"
+
+static inline int
+imax(int a, int b)
+{
+	return (a > b ? a : b);
+}
+
+static inline int
+imin(int a, int b)
+{
+	return (a < b ? a : b);
+}
+
+/*
+ * Interactivity score in [0, 100] from voluntary sleep s and run time r:
+ * about 50*r/s for sleepers and 100 - 50*s/r for runners.  While the
+ * threshold is at most half the range, a thread that runs at least as much
+ * as it sleeps can never qualify, so it scores a flat 50 without dividing.
+ */
+int
+sched_interact_score(struct thread *td)
+{
+	struct td_sched *ts = td_get_sched(td);
+	unsigned div;
+
+	if (TUN(sched_interact) <= SCHED_INTERACT_HALF &&
+	    ts->ts_runtime >= ts->ts_slptime)
+		return (SCHED_INTERACT_HALF);
+	if (ts->ts_runtime > ts->ts_slptime) {
+		div = ts->ts_runtime / SCHED_INTERACT_HALF;
+		if (div < 1)
+			div = 1;
+		return (SCHED_INTERACT_HALF +
+		    (SCHED_INTERACT_HALF - (int)(ts->ts_slptime / div)));
+	}
+	if (ts->ts_slptime > ts->ts_runtime) {
+		div = ts->ts_slptime / SCHED_INTERACT_HALF;
+		if (div < 1)
+			div = 1;
+		return ((int)(ts->ts_runtime / div));
+	}
+	/* runtime == slptime */
+	if (ts->ts_runtime)
+		return (SCHED_INTERACT_HALF);
+	return (0);
+}
+
+/*
+ * Keep at most SCHED_SLP_RUN_MAX (5 s) of history, forgetting about a
+ * fifth each time it overflows so recent behaviour counts most.  Sums over
+ * twice the limit only follow a big fork/exit charge or a long sleep; then
+ * the larger side wins outright.
+ */
+void
+sched_interact_update(struct thread *td)
+{
+	struct td_sched *ts = td_get_sched(td);
+	unsigned sum = ts->ts_runtime + ts->ts_slptime;
+
+	if (sum < SCHED_SLP_RUN_MAX)
+		return;
+	if (sum > SCHED_SLP_RUN_MAX * 2) {
+		if (ts->ts_runtime > ts->ts_slptime) {
+			ts->ts_runtime = SCHED_SLP_RUN_MAX;
+			ts->ts_slptime = 1;
+		} else {
+			ts->ts_slptime = SCHED_SLP_RUN_MAX;
+			ts->ts_runtime = 1;
+		}
+		return;
+	}
+	if (sum > (SCHED_SLP_RUN_MAX / 5) * 6) {
+		ts->ts_runtime /= 2;
+		ts->ts_slptime /= 2;
+		return;
+	}
+	ts->ts_runtime = (ts->ts_runtime / 5) * 4;
+	ts->ts_slptime = (ts->ts_slptime / 5) * 4;
+}
+
+/*
+ * A forked child keeps its parent's run/sleep ratio but only half a second
+ * to a second of it, so its own behaviour soon dominates.
+ */
+void
+sched_interact_fork(struct thread *td)
+{
+	struct td_sched *ts = td_get_sched(td);
+	unsigned sum = ts->ts_runtime + ts->ts_slptime;
+
+	if (sum > SCHED_SLP_RUN_FORK) {
+		unsigned ratio = sum / SCHED_SLP_RUN_FORK;
+
+		ts->ts_runtime /= ratio;
+		ts->ts_slptime /= ratio;
+	}
+}
+
+/*
+ * %CPU over a sliding window of 10 to 11 seconds.  When the window grows
+ * past SCHED_TICK_MAX it is trimmed back to SCHED_TICK_TARG keeping the
+ * average rate; a thread unseen for a whole window starts from zero.
+ */
+void
+sched_pctcpu_update(struct td_sched *ts, int run, int t)
+{
+	if ((unsigned)(t - ts->ts_ltick) >= SCHED_TICK_TARG) {
+		ts->ts_ticks = 0;
+		ts->ts_ftick = t - SCHED_TICK_TARG;
+	} else if (t - ts->ts_ftick >= SCHED_TICK_MAX) {
+		ts->ts_ticks = (ts->ts_ticks / (unsigned)(ts->ts_ltick -
+		    ts->ts_ftick)) * (unsigned)(ts->ts_ltick -
+		    (t - SCHED_TICK_TARG));
+		ts->ts_ftick = t - SCHED_TICK_TARG;
+	}
+	if (run)
+		ts->ts_ticks += (unsigned)(t - ts->ts_ltick) << SCHED_TICK_SHIFT;
+	ts->ts_ltick = t;
+}
+
+/* %CPU in FSCALE units, as ps(1) and top(1) show it under ULE. */
+int
+sched_pctcpu(struct thread *td, int now)
+{
+	struct td_sched *ts = td_get_sched(td);
+	int rtick;
+
+	sched_pctcpu_update(ts, TD_IS_RUNNING(td), now);
+	if (ts->ts_ticks == 0)
+		return (0);
+	rtick = imin((int)(SCHED_TICK_HZ(ts) / SCHED_TICK_SECS), ULT_HZ);
+	return ((FSCALE * ((FSCALE * rtick) / ULT_HZ)) >> FSHIFT);
+}
+
+void
+sched_user_prio(struct thread *td, int prio)
+{
+	td->td_base_user_pri = (uint8_t)prio;
+	if (td->td_lend_user_pri <= prio)
+		return;
+	td_set_user_pri(td, prio);
+}
+
+/*
+ * The user priority of a timeshare thread.  Interactive threads (score +
+ * nice below kern.sched.interact) spread over the interactive band by
+ * score; batch threads sit at SCHED_PRI_MIN plus their share of the last
+ * ~10 s of CPU scaled to SCHED_PRI_RANGE, plus nice.  Only td_user_pri
+ * changes here; td_priority follows at the next AST or return to user.
+ */
+void
+sched_priority(struct thread *td)
+{
+	struct td_sched *ts = td_get_sched(td);
+	int score, pri;
+
+	if (PRI_BASE(td->td_pri_class) != PRI_TIMESHARE)
+		return;
+	score = imax(0, sched_interact_score(td) + td->td_nice);
+	if (score < TUN(sched_interact)) {
+		pri = PRI_MIN_INTERACT;
+		pri += (PRI_MAX_INTERACT - PRI_MIN_INTERACT + 1) * score /
+		    TUN(sched_interact);
+	} else {
+		pri = SCHED_PRI_MIN;
+		if (ts->ts_ticks) {
+			int total = imax(ts->ts_ltick - ts->ts_ftick, ULT_HZ);
+			int per = ((total + SCHED_PRI_RANGE - 1) /
+				      SCHED_PRI_RANGE * SCHED_PRI_RANGE) /
+			    SCHED_PRI_RANGE;
+
+			pri += imin((int)SCHED_TICK_HZ(ts) / per,
+			    SCHED_PRI_RANGE - 1);
+		}
+		pri += SCHED_PRI_NICE(td->td_nice);
+	}
+	sched_user_prio(td, pri);
+}
+
+/*
+ * The slice shrinks with load so that the threads waiting behind the
+ * running one share about one full slice of latency, but never below
+ * sched_slice_min.
+ */
+int
+tdq_slice(struct tdq *tdq)
+{
+	int load = TDQ_LOAD(tdq) - 1;
+
+	if (load >= SCHED_SLICE_MIN_DIVISOR)
+		return (TUN(sched_slice_min));
+	if (load <= 1)
+		return (TUN(sched_slice));
+	return (TUN(sched_slice) / load);
+}
+
+int
+td_slice(struct thread *td, struct tdq *tdq)
+{
+	if (PRI_BASE(td->td_pri_class) == PRI_ITHD)
+		return (TUN(sched_slice));
+	return (tdq_slice(tdq));
+}

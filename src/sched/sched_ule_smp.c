@@ -1,0 +1,606 @@
+/*
+ * ULE's multiprocessor half: choosing a CPU for a thread (sched_pickcpu),
+ * the topology searches behind it, telling another CPU about new work
+ * (tdq_notify), idle stealing and the periodic balancer.
+ *
+ * Load figures read here without locks may be stale; like FreeBSD, every
+ * decision is re-checked under the queue locks before anything moves.
+ * Two queue locks are only ever held together in address order.
+ */
+#include "sched_ule.h"
+
+static inline int
+imax(int a, int b)
+{
+	return (a > b ? a : b);
+}
+
+struct cpu_search {
+	const cpuset_t *cs_mask;
+	int cs_prefer;	/* cpu to favour */
+	int cs_running; /* the thread runs on cs_prefer now */
+	int cs_pri;	/* lowest: acceptable if tdq_lowpri > cs_pri */
+	int cs_load;	/* lowest: max load; highest: min load */
+	int cs_trans;	/* highest: min transferable */
+};
+
+struct cpu_search_res {
+	int csr_cpu;
+	int csr_load;
+};
+
+/*
+ * Least loaded acceptable CPU under cg.  Each CPU scores 256 * load minus
+ * a random 0..127 to break ties, minus 128 for the preferred CPU (so we
+ * stay put unless another CPU is clearly better).  Groups compare by
+ * their total load.  When balancing a running thread, a loaded preferred
+ * CPU loses its bonus so equally loaded CPUs take turns.
+ */
+static int
+cpu_search_lowest(const struct cpu_group *cg, const struct cpu_search *s,
+    struct cpu_search_res *r)
+{
+	struct cpu_search_res lr;
+	int c, bload = INT_MAX, l, load, p, total = 0;
+
+	r->csr_cpu = -1;
+	r->csr_load = INT_MAX;
+	if (cg->cg_children > 0) {
+		for (c = cg->cg_children - 1; c >= 0; c--) {
+			load = cpu_search_lowest(&cg->cg_child[c], s, &lr);
+			total += load;
+			if (s->cs_running &&
+			    (cg->cg_child[c].cg_flags & CG_FLAG_THREAD) &&
+			    load >= 128 && (load & 128) != 0)
+				load += 128;
+			if (lr.csr_cpu >= 0 &&
+			    (load < bload ||
+				(load == bload && lr.csr_load < r->csr_load))) {
+				bload = load;
+				r->csr_cpu = lr.csr_cpu;
+				r->csr_load = lr.csr_load;
+			}
+		}
+		return (total);
+	}
+	for (c = cg->cg_last; c >= cg->cg_first; c--) {
+		struct tdq *tdq;
+
+		if (!CS_ISSET(c, &cg->cg_mask))
+			continue;
+		tdq = TDQ_CPU(c);
+		l = TDQ_LOAD(tdq);
+		if (c == s->cs_prefer) {
+			if (s->cs_running)
+				l--;
+			p = 128;
+		} else
+			p = 0;
+		load = l * 256;
+		total += load - p;
+		/* A running thread's own priority is in its CPU's lowpri,
+		 * so the priority test does not apply to that CPU. */
+		if (l > s->cs_load ||
+		    (TDQ_LOWPRI(tdq) <= s->cs_pri &&
+			(!s->cs_running || c != s->cs_prefer)) ||
+		    !CS_ISSET(c, s->cs_mask))
+			continue;
+		if (s->cs_running && l > 0)
+			p = 0;
+		load -= (int)(sched_random() % 128);
+		if (bload > load - p) {
+			bload = load - p;
+			r->csr_cpu = c;
+			r->csr_load = load;
+		}
+	}
+	return (total);
+}
+
+/* Most loaded CPU under cg with at least cs_load threads and cs_trans
+ * transferable ones. */
+static int
+cpu_search_highest(const struct cpu_group *cg, const struct cpu_search *s,
+    struct cpu_search_res *r)
+{
+	struct cpu_search_res lr;
+	int c, bload = INT_MIN, l, load, total = 0;
+
+	r->csr_cpu = -1;
+	r->csr_load = INT_MIN;
+	if (cg->cg_children > 0) {
+		for (c = cg->cg_children - 1; c >= 0; c--) {
+			load = cpu_search_highest(&cg->cg_child[c], s, &lr);
+			total += load;
+			if (lr.csr_cpu >= 0 &&
+			    (load > bload ||
+				(load == bload && lr.csr_load > r->csr_load))) {
+				bload = load;
+				r->csr_cpu = lr.csr_cpu;
+				r->csr_load = lr.csr_load;
+			}
+		}
+		return (total);
+	}
+	for (c = cg->cg_last; c >= cg->cg_first; c--) {
+		struct tdq *tdq;
+
+		if (!CS_ISSET(c, &cg->cg_mask))
+			continue;
+		tdq = TDQ_CPU(c);
+		l = TDQ_LOAD(tdq);
+		load = l * 256;
+		total += load;
+		if (l < s->cs_load || TDQ_TRANSFERABLE(tdq) < s->cs_trans ||
+		    !CS_ISSET(c, s->cs_mask))
+			continue;
+		load -= (int)(sched_random() % 256);
+		if (load > bload) {
+			bload = load;
+			r->csr_cpu = c;
+		}
+	}
+	r->csr_load = bload;
+	return (total);
+}
+
+int
+sched_lowest(const struct cpu_group *cg, const cpuset_t *mask, int pri,
+    int maxload, int prefer, int running)
+{
+	struct cpu_search s = { mask, prefer, running, pri, maxload, 0 };
+	struct cpu_search_res r;
+
+	cpu_search_lowest(cg, &s, &r);
+	return (r.csr_cpu);
+}
+
+int
+sched_highest(const struct cpu_group *cg, const cpuset_t *mask, int minload,
+    int mintrans)
+{
+	struct cpu_search s = { mask, -1, 0, 0, minload, mintrans };
+	struct cpu_search_res r;
+
+	cpu_search_highest(cg, &s, &r);
+	return (r.csr_cpu);
+}
+
+/*
+ * Where should td be queued?  In order: its last CPU if that is idle and
+ * its cache there is still warm; an idle CPU sharing the last-level cache
+ * (while that affinity lasts); any CPU running something worse; the least
+ * loaded CPU.  Finally the waker's own CPU wins if it runs something worse
+ * and is not much busier, to keep producer and consumer together.
+ */
+int
+sched_pickcpu(struct thread *td, int flags, int self, int now)
+{
+	struct td_sched *ts = td_get_sched(td);
+	const struct cpu_group *cg, *ccg;
+	struct tdq *tdq;
+	int cpu, pri, r;
+
+	if ((flags & SRQ_OURSELF) || !THREAD_CAN_MIGRATE(td))
+		return (ts->ts_cpu);
+	if (tdq_ncpu == 1)
+		return (0);
+	tdq = TDQ_CPU(ts->ts_cpu);
+	cg = tdq->tdq_cg;
+	if (TDQ_LOWPRI(tdq) >= PRI_MIN_IDLE &&
+	    SCHED_AFFINITY(ts, CG_SHARE_L2, now)) {
+		if (cg->cg_flags & CG_FLAG_THREAD) {
+			for (cpu = cg->cg_first; cpu <= cg->cg_last; cpu++)
+				if (CS_ISSET(cpu, &cg->cg_mask) &&
+				    TDQ_LOWPRI(TDQ_CPU(cpu)) < PRI_MIN_IDLE)
+					break;
+			if (cpu > cg->cg_last)
+				return (ts->ts_cpu);
+		} else
+			return (ts->ts_cpu);
+	}
+	/* The topmost cache group whose affinity has not expired. */
+	for (ccg = NULL; cg != NULL; cg = cg->cg_parent) {
+		if (cg->cg_flags & CG_FLAG_THREAD)
+			continue;
+		if (cg->cg_children == 1 || cg->cg_count == 1)
+			continue;
+		if (cg->cg_level == CG_SHARE_NONE ||
+		    !SCHED_AFFINITY(ts, cg->cg_level, now))
+			continue;
+		ccg = cg;
+	}
+	if (ccg == cpu_top)
+		ccg = NULL;
+	cpu = -1;
+	pri = td->td_priority;
+	r = TD_IS_RUNNING(td);
+	if (ccg != NULL)
+		cpu = sched_lowest(ccg, &all_cpus, imax(pri, PRI_MAX_TIMESHARE),
+		    INT_MAX, ts->ts_cpu, r);
+	if (cpu < 0)
+		cpu = sched_lowest(cpu_top, &all_cpus, pri, INT_MAX,
+		    ts->ts_cpu, r);
+	if (cpu < 0)
+		cpu = sched_lowest(cpu_top, &all_cpus, -1, INT_MAX,
+		    ts->ts_cpu, r);
+	if (self >= 0) {
+		struct tdq *me = TDQ_CPU(self);
+
+		tdq = TDQ_CPU(cpu);
+		if (TDQ_LOWPRI(me) > pri && TDQ_LOWPRI(tdq) < PRI_MIN_IDLE &&
+		    TDQ_LOAD(me) <= TDQ_LOAD(tdq) + 1)
+			cpu = self;
+	}
+	return (cpu);
+}
+
+/*
+ * Point td at cpu's queue and lock it.  Moving the thread lock from one
+ * queue to another goes through blocked_lock so that no two queue locks
+ * are ever held at once here.
+ */
+struct tdq *
+sched_setcpu(struct thread *td, int cpu, int flags)
+{
+	struct tdq *tdq = TDQ_CPU(cpu);
+	struct mtx *mtx;
+
+	td_get_sched(td)->ts_cpu = cpu;
+	if (ULT_LD(&td->td_lock) == TDQ_LOCKPTR(tdq))
+		return (tdq);
+	mtx = thread_lock_block(td);
+	if ((flags & SRQ_HOLD) == 0)
+		mtx_unlock(mtx);
+	TDQ_LOCK(tdq);
+	thread_lock_unblock(td, TDQ_LOCKPTR(tdq));
+	return (tdq);
+}
+
+/* The running thread td goes to another CPU's queue as it switches out. */
+struct mtx *
+sched_switch_migrate(struct tdq *tdq, struct thread *td, int flags)
+{
+	struct tdq *tdn = TDQ_CPU(td_get_sched(td)->ts_cpu);
+	int lowpri;
+
+	ULT_ST(&tdq->tdq_load, TDQ_LOAD(tdq) - 1);
+	TDQ_UNLOCK(tdq);
+	TDQ_LOCK(tdn);
+	lowpri = tdq_add(tdn, td, flags);
+	tdq_notify(tdn, lowpri);
+	TDQ_UNLOCK(tdn);
+	TDQ_LOCK(tdq);
+	return (TDQ_LOCKPTR(tdn));
+}
+
+/*
+ * A thread was added to a remote queue.  Interrupt that CPU only if the
+ * thread beats the best it had (running or queued) by sched_shouldpreempt;
+ * an idle CPU is woken through its idle word rather than an IPI.  The
+ * fence pairs with the one in the idle loop (see ule_idle_enter).
+ */
+void
+tdq_notify(struct tdq *tdq, int lowpri)
+{
+	struct thread *cur;
+	int cpu = TDQ_ID(tdq);
+
+	if (ULT_LD(&tdq->tdq_owepreempt))
+		return;
+	if (!sched_shouldpreempt(TDQ_LOWPRI(tdq), lowpri, 1))
+		return;
+	ULT_FENCE();
+	cur = ULT_LD(&tdq->tdq_curthread);
+	if (TD_IS_IDLETHREAD(cur) &&
+	    (ULT_LD(&tdq->tdq_cpu_idle) == 0 || mach_cpu_idle_wakeup(cpu)))
+		return;
+	ULT_ST(&tdq->tdq_owepreempt, 1);
+	mach_ipi_preempt(cpu);
+}
+
+void
+tdq_lock_pair(struct tdq *one, struct tdq *two)
+{
+	if (one < two) {
+		TDQ_LOCK(one);
+		TDQ_LOCK(two);
+	} else {
+		TDQ_LOCK(two);
+		TDQ_LOCK(one);
+	}
+}
+
+void
+tdq_unlock_pair(struct tdq *one, struct tdq *two)
+{
+	TDQ_UNLOCK(one);
+	TDQ_UNLOCK(two);
+}
+
+/* First migratable thread in priority order. */
+static struct thread *
+runq_steal(struct runq *rq)
+{
+	struct ult__list *n;
+
+	for (int q = runq_findbit_from(rq, 0); q >= 0;
+	     q = runq_findbit_from(rq, q + 1))
+		ULT_LIST_FOREACH(n, &rq->rq_queues[q])
+	{
+		if (THREAD_CAN_MIGRATE(runq_thread(n)))
+			return (runq_thread(n));
+	}
+	return (NULL);
+}
+
+/*
+ * Steal from the calendar starting at the removal index.  The very first
+ * thread found is the one this CPU would run next, so it is skipped in
+ * favour of the next migratable one, and taken only if nothing else is.
+ */
+static struct thread *
+runq_steal_from(struct runq *rq, int start)
+{
+	struct thread *first = NULL;
+	struct ult__list *n;
+
+	for (int i = 0; i < RQ_NQS; i++) {
+		int q = (start + i) % RQ_NQS;
+
+		if (((rq->rq_status >> q) & 1) == 0)
+			continue;
+		ULT_LIST_FOREACH(n, &rq->rq_queues[q])
+		{
+			struct thread *td = runq_thread(n);
+
+			if (first == NULL)
+				first = td;
+			else if (THREAD_CAN_MIGRATE(td))
+				return (td);
+		}
+	}
+	if (first != NULL && THREAD_CAN_MIGRATE(first))
+		return (first);
+	return (NULL);
+}
+
+static struct thread *
+tdq_steal(struct tdq *tdq)
+{
+	struct thread *td;
+
+	if ((td = runq_steal(&tdq->tdq_realtime)) != NULL)
+		return (td);
+	if ((td = runq_steal_from(&tdq->tdq_timeshare, tdq->tdq_ridx)) !=
+	    NULL)
+		return (td);
+	return (runq_steal(&tdq->tdq_idle));
+}
+
+/*
+ * Move one thread from one locked queue to another; returns the target's
+ * old lowpri, or -1 if nothing could move.  The thread may still be
+ * blocked by a CPU that has not finished switching away from it; wait for
+ * that before taking it over.
+ */
+int
+tdq_move(struct tdq *from, struct tdq *to)
+{
+	struct thread *td = tdq_steal(from);
+
+	if (td == NULL)
+		return (-1);
+	thread_lock_block_wait(td);
+	sched_rem(td);
+	thread_lock_unblock(td, TDQ_LOCKPTR(to));
+	td_get_sched(td)->ts_cpu = TDQ_ID(to);
+	return (tdq_add(to, td, SRQ_YIELDING));
+}
+
+/* Next group to search after cg found nothing; see tdq_idled(). */
+static const struct cpu_group *
+steal_escalate(const struct cpu_group *cg, int *goup)
+{
+	const struct cpu_group *parent;
+
+	if (*goup) {
+		cg = cg->cg_parent;
+		*goup = 0;
+	}
+	if (cg == NULL || (parent = cg->cg_parent) == NULL)
+		return (NULL);
+	if (parent->cg_children == 2) {
+		*goup = 1;
+		return (cg == &parent->cg_child[0] ? &parent->cg_child[1] :
+						     &parent->cg_child[0]);
+	}
+	return (parent);
+}
+
+/*
+ * An idle CPU looks for a thread to steal, nearest cache first, from a
+ * CPU with at least steal_thresh threads (so the victim keeps one to run).
+ * Returns 0 when this CPU now has work, 1 when it should go idle.
+ */
+int
+tdq_idled(struct tdq *tdq)
+{
+	const struct cpu_group *cg;
+	struct tdq *steal;
+	cpuset_t mask;
+	int cpu, switchcnt, goup;
+
+	if (TUN(steal_idle) == 0 || tdq_ncpu == 1 || tdq->tdq_cg == NULL)
+		return (1);
+	CS_FILL_N(&mask, tdq_ncpu);
+	CS_CLR(TDQ_ID(tdq), &mask);
+restart:
+	switchcnt = TDQ_SWITCHCNT(tdq);
+	for (cg = tdq->tdq_cg, goup = 0;;) {
+		cpu = sched_highest(cg, &mask, TUN(steal_thresh), 1);
+		if (TDQ_LOAD(tdq))
+			return (0);
+		if (cpu == -1) {
+			cg = steal_escalate(cg, &goup);
+			if (cg == NULL)
+				return (1);
+			continue;
+		}
+		steal = TDQ_CPU(cpu);
+		if (TDQ_LOAD(steal) < TUN(steal_thresh) ||
+		    TDQ_TRANSFERABLE(steal) == 0)
+			goto restart;
+		TDQ_LOCK(tdq);
+		if (TDQ_LOAD(tdq) > 0) {
+			TDQ_UNLOCK(tdq);
+			return (0);
+		}
+		if (!TDQ_TRYLOCK(steal)) {
+			TDQ_UNLOCK(tdq);
+			CS_CLR(cpu, &mask);
+			continue;
+		}
+		if (TDQ_LOAD(steal) < TUN(steal_thresh) ||
+		    TDQ_TRANSFERABLE(steal) == 0 ||
+		    switchcnt != TDQ_SWITCHCNT(tdq)) {
+			tdq_unlock_pair(tdq, steal);
+			goto restart;
+		}
+		if (tdq_move(steal, tdq) != -1) {
+			ULT_ADD(&tdq->tdq_steals, 1);
+			tdq_unlock_pair(tdq, steal);
+			return (0);
+		}
+		CS_CLR(cpu, &mask);
+		tdq_unlock_pair(tdq, steal);
+	}
+}
+
+/*
+ * The same search, bounded, when a thread goes to sleep and leaves its CPU
+ * empty: one attempt within trysteal_limit topology levels, so the switch
+ * path stays short.  Called and returns with tdq locked.
+ */
+void
+tdq_trysteal(struct tdq *tdq)
+{
+	const struct cpu_group *cg;
+	struct tdq *steal;
+	cpuset_t mask;
+	int cpu, i, goup;
+
+	if (TUN(steal_idle) == 0 || TUN(trysteal_limit) == 0 ||
+	    tdq_ncpu == 1 || tdq->tdq_cg == NULL)
+		return;
+	CS_FILL_N(&mask, tdq_ncpu);
+	CS_CLR(TDQ_ID(tdq), &mask);
+	TDQ_UNLOCK(tdq);
+	for (i = 1, cg = tdq->tdq_cg, goup = 0;;) {
+		cpu = sched_highest(cg, &mask, TUN(steal_thresh), 1);
+		if (TDQ_LOAD(tdq) > 0)
+			break;
+		if (cpu == -1) {
+			if (++i > TUN(trysteal_limit))
+				break;
+			cg = steal_escalate(cg, &goup);
+			if (cg == NULL)
+				break;
+			continue;
+		}
+		steal = TDQ_CPU(cpu);
+		if (TDQ_LOAD(steal) < TUN(steal_thresh) ||
+		    TDQ_TRANSFERABLE(steal) == 0)
+			continue;
+		tdq_lock_pair(tdq, steal);
+		if (TDQ_LOAD(tdq) == 0 && TDQ_LOAD(steal) >= TUN(steal_thresh) &&
+		    TDQ_TRANSFERABLE(steal) != 0 && tdq_move(steal, tdq) != -1)
+			ULT_ADD(&tdq->tdq_steals, 1);
+		TDQ_UNLOCK(steal);
+		return;
+	}
+	TDQ_LOCK(tdq);
+}
+
+/* Move one thread from high to low if high is busier; 1 if moved. */
+static int
+sched_balance_pair(struct tdq *high, struct tdq *low)
+{
+	int moved = 0, lowpri;
+
+	tdq_lock_pair(high, low);
+	if (TDQ_TRANSFERABLE(high) != 0 && TDQ_LOAD(high) > TDQ_LOAD(low)) {
+		lowpri = tdq_move(high, low);
+		if (lowpri != -1) {
+			if (TDQ_ID(low) != mach_curcpu())
+				tdq_notify(low, lowpri);
+			else
+				sched_setpreempt(low, TDQ_LOWPRI(low));
+			moved = 1;
+		}
+	}
+	tdq_unlock_pair(high, low);
+	return (moved);
+}
+
+/*
+ * Pair the most loaded CPUs with the least loaded ones and move one thread
+ * per pair.  A CPU whose only thread is running cannot give it away; that
+ * thread is asked to re-pick its CPU with expired affinity at its next
+ * switch, which is how n+1 hogs on n CPUs end up rotating.
+ */
+static void
+sched_balance_group(const struct cpu_group *cg)
+{
+	cpuset_t hmask, lmask;
+	int high, low, anylow;
+
+	CS_FILL_N(&hmask, tdq_ncpu);
+	for (;;) {
+		struct tdq *tdq;
+
+		high = sched_highest(cg, &hmask, 1, 0);
+		if (high == -1)
+			break;
+		CS_CLR(high, &hmask);
+		lmask = hmask;
+		if (CS_EMPTY(&lmask))
+			break;
+		tdq = TDQ_CPU(high);
+		if (TDQ_LOAD(tdq) == 1) {
+			struct thread *td;
+
+			TDQ_LOCK(tdq);
+			td = ULT_LD(&tdq->tdq_curthread);
+			if (ULT_LD(&td->td_lock) == TDQ_LOCKPTR(tdq) &&
+			    !TD_IS_IDLETHREAD(td) && THREAD_CAN_MIGRATE(td)) {
+				td->td_flags |= TDF_PICKCPU;
+				mach_ast(td, high);
+			}
+			TDQ_UNLOCK(tdq);
+			break;
+		}
+		anylow = 1;
+	nextlow:
+		if (TDQ_TRANSFERABLE(tdq) == 0)
+			continue;
+		low = sched_lowest(cg, &lmask, -1, TDQ_LOAD(tdq) - 1, high, 1);
+		if (anylow && low == -1)
+			break;
+		if (low == -1)
+			continue;
+		if (sched_balance_pair(tdq, TDQ_CPU(low))) {
+			CS_CLR(low, &hmask);
+		} else {
+			CS_CLR(low, &lmask);
+			anylow = 0;
+			goto nextlow;
+		}
+	}
+}
+
+void
+sched_balance(void)
+{
+	sched_balance_group(cpu_top);
+}

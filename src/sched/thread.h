@@ -1,0 +1,201 @@
+/*
+ * The part of a thread the scheduling policies see: FreeBSD's struct
+ * thread, cut down to what sched_ule and sched_4bsd use.  The runtime
+ * embeds it in its uthreads and worker idle threads; the simulator in its
+ * virtual threads.
+ *
+ * Thread lock (FreeBSD's td_lock): td_lock names the lock that protects the
+ * thread's scheduling state right now: its CPU queue's lock while runnable
+ * or running, a sleep-queue chain lock while asleep.  Migration moves the
+ * pointer.  While a thread is between two owners its td_lock points at
+ * blocked_lock, which nobody ever takes: thread_lock() waits for the
+ * pointer to change.  That is how a switch lets go of the run-queue lock
+ * before the outgoing thread's registers are saved: until the switch code
+ * stores the final lock, nobody can run or move the thread.
+ */
+#ifndef ULT_SCHED_THREAD_H
+#define ULT_SCHED_THREAD_H
+
+#include <stdint.h>
+
+#include "../util/atomic.h"
+#include "../util/list.h"
+#include "../util/lock.h"
+#include "priority.h"
+
+/* td_state */
+enum {
+	TDS_INACTIVE = 0, /* not yet started, or exited */
+	TDS_INHIBITED,	  /* asleep or blocked: see td_inhibitors */
+	TDS_CAN_RUN,	  /* runnable, not on a queue (idle thread off CPU) */
+	TDS_RUNQ,	  /* on a run queue */
+	TDS_RUNNING	  /* on a CPU */
+};
+
+/* td_inhibitors */
+#define TDI_SLEEPING 0x0002 /* on a sleep queue */
+#define TDI_LOCK 0x0008	    /* on a turnstile */
+
+/* td_flags, under the thread lock */
+#define TDF_IDLETD 0x0001    /* a CPU's idle thread */
+#define TDF_BORROWING 0x0002 /* running with a lent priority */
+#define TDF_SLICEEND 0x0004  /* the pending AST is a slice end */
+#define TDF_PICKCPU 0x0008   /* re-pick the CPU at the next switch */
+#define TDF_EXITING 0x0010   /* the thread is switching out for good */
+
+/* td_ast bits: reschedule requests checked at runtime entry and exit,
+ * where FreeBSD checks them on return to user mode. */
+#define TDA_SCHED 0x0001
+
+#define TD_SCHED_SIZE 96
+
+struct thread {
+	struct mtx *_Atomic td_lock;
+	struct ult__list td_runq; /* run-queue link */
+	int td_rqindex;		  /* queue index while on a runq */
+	int td_state;		  /* TDS_* */
+	int td_inhibitors;	  /* TDI_* */
+	int td_flags;		  /* TDF_* */
+	atomic_int td_ast;	  /* TDA_*, set remotely */
+	atomic_int td_owepreempt; /* a preemption is owed */
+	int td_pinned;		  /* nonzero: must not migrate */
+	int td_oncpu;		  /* CPU running it, or NOCPU */
+	int td_lastcpu;		  /* CPU it last ran on */
+	int td_slptick;		  /* ticks when it went to sleep, 0 if not */
+	uint8_t td_priority;	  /* effective priority, used for queueing */
+	uint8_t td_base_pri;	  /* priority without lending */
+	uint8_t td_user_pri;	  /* min(base_user_pri, lend_user_pri) */
+	uint8_t td_base_user_pri; /* the policy's computed user priority */
+	uint8_t td_lend_user_pri; /* lent by user-level PI (PRI_MAX: none) */
+	uint8_t td_pri_class;	  /* PRI_TIMESHARE, PRI_REALTIME, ... */
+	int8_t td_nice;		  /* -20..20 (p_nice) */
+	_Alignas(8) unsigned char td_sched[TD_SCHED_SIZE]; /* policy data */
+};
+
+#define NOCPU (-1)
+
+/*
+ * td_priority and td_user_pri are written under the thread lock but read
+ * without it where FreeBSD does (the return-to-user check), so writes are
+ * relaxed atomic stores and lock-free reads relaxed atomic loads.
+ */
+static inline void
+td_set_pri(struct thread *td, int pri)
+{
+	__atomic_store_n(&td->td_priority, (uint8_t)pri, __ATOMIC_RELAXED);
+}
+
+static inline void
+td_set_user_pri(struct thread *td, int pri)
+{
+	__atomic_store_n(&td->td_user_pri, (uint8_t)pri, __ATOMIC_RELAXED);
+}
+
+/* Nonzero if the thread must pass through sched userret (lock-free). */
+static inline int
+td_userret_pending(struct thread *td)
+{
+	return (__atomic_load_n(&td->td_priority, __ATOMIC_RELAXED) !=
+	    __atomic_load_n(&td->td_user_pri, __ATOMIC_RELAXED));
+}
+
+#define TD_IS_RUNNING(td) ((td)->td_state == TDS_RUNNING)
+#define TD_ON_RUNQ(td) ((td)->td_state == TDS_RUNQ)
+#define TD_CAN_RUN(td) ((td)->td_state == TDS_CAN_RUN)
+#define TD_IS_INHIBITED(td) ((td)->td_state == TDS_INHIBITED)
+#define TD_IS_SLEEPING(td) ((td)->td_inhibitors & TDI_SLEEPING)
+#define TD_ON_LOCK(td) ((td)->td_inhibitors & TDI_LOCK)
+#define TD_IS_IDLETHREAD(td) ((td)->td_flags & TDF_IDLETD)
+
+#define TD_SET_RUNNING(td) ((td)->td_state = TDS_RUNNING)
+#define TD_SET_RUNQ(td) ((td)->td_state = TDS_RUNQ)
+#define TD_SET_CAN_RUN(td) ((td)->td_state = TDS_CAN_RUN)
+
+static inline void
+td_set_inhib(struct thread *td, int bit)
+{
+	td->td_inhibitors |= bit;
+	td->td_state = TDS_INHIBITED;
+}
+
+static inline void
+td_clr_inhib(struct thread *td, int bit)
+{
+	td->td_inhibitors &= ~bit;
+	if (td->td_inhibitors == 0)
+		td->td_state = TDS_CAN_RUN;
+}
+
+#define TD_SET_SLEEPING(td) td_set_inhib((td), TDI_SLEEPING)
+#define TD_CLR_SLEEPING(td) td_clr_inhib((td), TDI_SLEEPING)
+#define TD_SET_LOCK(td) td_set_inhib((td), TDI_LOCK)
+#define TD_CLR_LOCK(td) td_clr_inhib((td), TDI_LOCK)
+
+/* The lock no one ever acquires; see the comment at the top. */
+extern struct mtx blocked_lock;
+
+/* Lock the thread's current owner; returns the lock taken. */
+static inline struct mtx *
+thread_lock(struct thread *td)
+{
+	unsigned spins = 0;
+
+	for (;;) {
+		struct mtx *m = ULT_LD_ACQ(&td->td_lock);
+
+		if (m == &blocked_lock) {
+			ult__spin_backoff(&spins);
+			continue;
+		}
+		mtx_lock(m);
+		if (ULT_LD(&td->td_lock) == m)
+			return (m);
+		mtx_unlock(m);
+	}
+}
+
+static inline void
+thread_unlock(struct thread *td)
+{
+	mtx_unlock(ULT_LD(&td->td_lock));
+}
+
+/* The held lock stays held and is returned; the thread becomes blocked. */
+static inline struct mtx *
+thread_lock_block(struct thread *td)
+{
+	struct mtx *m = ULT_LD(&td->td_lock);
+
+	ULT_ST(&td->td_lock, &blocked_lock);
+	return (m);
+}
+
+/* Give a blocked thread its new owner lock (which the caller holds, or
+ * which is already the right one for a thread that is now off CPU). */
+static inline void
+thread_lock_unblock(struct thread *td, struct mtx *m)
+{
+	ULT_ST_REL(&td->td_lock, m);
+}
+
+/* Wait until whoever blocked the thread has handed it on. */
+static inline void
+thread_lock_block_wait(struct thread *td)
+{
+	unsigned spins = 0;
+
+	while (ULT_LD_ACQ(&td->td_lock) == &blocked_lock)
+		ult__spin_backoff(&spins);
+}
+
+/* Both locks held: move the thread to new and release the old one. */
+static inline void
+thread_lock_set(struct thread *td, struct mtx *new)
+{
+	struct mtx *old = ULT_LD(&td->td_lock);
+
+	ULT_ST_REL(&td->td_lock, new);
+	mtx_unlock(old);
+}
+
+#endif
