@@ -28,4 +28,14 @@ void ult__ctx_init(struct ult__ctx *ctx, void *stack_lo, size_t size,
  */
 void ult__ctx_switch(struct ult__ctx *from, struct ult__ctx *to);
 
+/*
+ * The same, but between saving *from and loading *to, call mid(arg) on
+ * the stack that ends at scratch_top (16-byte aligned).  mid runs when no
+ * uthread stack is in use, so it may publish *from to other kernel
+ * threads (which may resume it at once) and then wait for *to to become
+ * loadable.  This is the ordering of FreeBSD's cpu_switch.
+ */
+void ult__ctx_switch_via(struct ult__ctx *from, struct ult__ctx *to,
+    void *scratch_top, void (*mid)(void *), void *arg);
+
 #endif

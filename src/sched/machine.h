@@ -21,7 +21,9 @@ int mach_ncpu(void);
  * foreign thread, the clock thread). */
 int mach_curcpu(void);
 
-/* FreeBSD's `ticks': a wrapping count at ULT_HZ per second. */
+/* FreeBSD's `ticks': a wrapping count at ULT_HZ per second.  Like the
+ * kernel's global it never goes backwards: a caller that synchronised
+ * with an earlier caller (through a lock) never sees a smaller value. */
 int mach_ticks(void);
 
 /* The topology tree over cpus 0..mach_ncpu()-1. */

@@ -968,7 +968,11 @@ check_tdq(struct tdq *tdq, char *buf, size_t len)
 			}
 		}
 	}
-	if (TDQ_LOAD(tdq) != queued + (TD_IS_IDLETHREAD(cur) ? 0 : 1)) {
+	/* A thread being switched out (blocked) may already be off the
+	 * load while its CPU has dropped the lock to migrate it. */
+	if (TDQ_LOAD(tdq) != queued + (TD_IS_IDLETHREAD(cur) ? 0 : 1) &&
+	    !(ULT_LD(&cur->td_lock) == &blocked_lock &&
+		TDQ_LOAD(tdq) == queued)) {
 		snprintf(buf, len, "cpu %d: load %d, %d queued + running",
 		    tdq->tdq_id, TDQ_LOAD(tdq), queued);
 		return (buf);

@@ -166,7 +166,6 @@ tdq_self(int self)
 #define sched_interact_update ult__ule_interact_update
 #define sched_interact_fork ult__ule_interact_fork
 #define sched_pctcpu_update ult__ule_pctcpu_update
-#define sched_priority ult__ule_priority
 #define sched_user_prio ult__ule_user_prio
 #define sched_pctcpu ult__ule_pctcpu
 #define tdq_slice ult__ule_tdq_slice
@@ -175,7 +174,8 @@ int sched_interact_score(struct thread *td);
 void sched_interact_update(struct thread *td);
 void sched_interact_fork(struct thread *td);
 void sched_pctcpu_update(struct td_sched *ts, int run, int now);
-void sched_priority(struct thread *td);
+/* An asm label, not a define: <sched.h> uses the name for a struct member. */
+void sched_priority(struct thread *td) __asm__("ult__ule_priority");
 void sched_user_prio(struct thread *td, int prio);
 int sched_pctcpu(struct thread *td, int now);
 int tdq_slice(struct tdq *tdq);

@@ -231,6 +231,11 @@ sched_pickcpu(struct thread *td, int flags, int self, int now)
 		if (TDQ_LOWPRI(me) > pri && TDQ_LOWPRI(tdq) < PRI_MIN_IDLE &&
 		    TDQ_LOAD(me) <= TDQ_LOAD(tdq) + 1)
 			cpu = self;
+		/* ult: with every CPU busy, a forked child stays with its
+		 * creator so the fork tree unfolds depth first (see
+		 * DESIGN.md); an idle CPU still takes it. */
+		if ((flags & SRQ_FORKING) && TDQ_LOWPRI(tdq) < PRI_MIN_IDLE)
+			cpu = self;
 	}
 	return (cpu);
 }

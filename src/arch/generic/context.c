@@ -40,3 +40,38 @@ ult__ctx_switch(struct ult__ctx *from, struct ult__ctx *to)
 	if (swapcontext(&from->uc, &to->uc) != 0)
 		abort();
 }
+
+/* The middle step runs on a throwaway context over the scratch stack. */
+static __thread struct {
+	ucontext_t uc;
+	struct ult__ctx *to;
+	void (*mid)(void *);
+	void *arg;
+} via;
+
+static void
+via_entry(void)
+{
+	via.mid(via.arg);
+	setcontext(&via.to->uc);
+	abort();
+}
+
+void
+ult__ctx_switch_via(struct ult__ctx *from, struct ult__ctx *to,
+    void *scratch_top, void (*mid)(void *), void *arg)
+{
+	size_t size = 16384;
+
+	if (getcontext(&via.uc) != 0)
+		abort();
+	via.uc.uc_stack.ss_sp = (char *)scratch_top - size;
+	via.uc.uc_stack.ss_size = size;
+	via.uc.uc_link = NULL;
+	via.to = to;
+	via.mid = mid;
+	via.arg = arg;
+	makecontext(&via.uc, via_entry, 0);
+	if (swapcontext(&from->uc, &via.uc) != 0)
+		abort();
+}

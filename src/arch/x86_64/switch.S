@@ -39,6 +39,46 @@ ult__ctx_switch:
 	.size	ult__ctx_switch, .-ult__ctx_switch
 
 /*
+ * void ult__ctx_switch_via(struct ult__ctx *from, struct ult__ctx *to,
+ *     void *scratch_top, void (*mid)(void *), void *arg)
+ * Like ult__ctx_switch, with mid(arg) called on the scratch stack after
+ * *from is saved.  `to' waits in r12, which mid preserves.
+ */
+	.globl	ult__ctx_switch_via
+	.hidden	ult__ctx_switch_via
+	.type	ult__ctx_switch_via, @function
+	.p2align 4
+ult__ctx_switch_via:
+	.cfi_startproc
+	pushq	%rbp
+	pushq	%rbx
+	pushq	%r12
+	pushq	%r13
+	pushq	%r14
+	pushq	%r15
+	subq	$8, %rsp
+	stmxcsr	(%rsp)
+	fnstcw	4(%rsp)
+	movq	%rsp, ULT_CTX_SP(%rdi)
+	movq	%rsi, %r12
+	movq	%rdx, %rsp
+	movq	%r8, %rdi
+	callq	*%rcx
+	movq	ULT_CTX_SP(%r12), %rsp
+	ldmxcsr	(%rsp)
+	fldcw	4(%rsp)
+	addq	$8, %rsp
+	popq	%r15
+	popq	%r14
+	popq	%r13
+	popq	%r12
+	popq	%rbx
+	popq	%rbp
+	ret
+	.cfi_endproc
+	.size	ult__ctx_switch_via, .-ult__ctx_switch_via
+
+/*
  * First code a new uthread runs: the initial frame built by ult__ctx_init
  * "returns" here with the entry function in r12 and its argument in r13.
  * rip is undefined in the CFI so debuggers stop unwinding here.

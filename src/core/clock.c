@@ -1,0 +1,130 @@
+/*
+ * The clock thread: plays FreeBSD's statclock and callout hardware.
+ *
+ * While any worker runs a uthread it wakes every 1/stathz seconds and
+ * calls the policy's clock for each busy CPU (and for CPU 0, which drives
+ * the balancer), passing how many stat ticks passed if it overslept.  It
+ * also expires timers exactly at their deadlines.  With every worker idle
+ * and no timer pending it sleeps on a futex until a worker becomes busy or
+ * a timer is added: an idle runtime uses no CPU.
+ *
+ * Why one thread rather than per-worker POSIX timers: the clock only
+ * samples and updates scheduler state, which lives under the run-queue
+ * locks anyway; one sleeping thread costs nothing per worker, never wakes
+ * an idle worker, and needs no signals (which ThreadSanitizer defers).
+ * Acting on a slice end by interrupting a worker is the preemption
+ * mechanism's job; here a slice end is an AST seen at the thread's next
+ * runtime entry.
+ */
+#include <pthread.h>
+#include <sys/prctl.h>
+
+#include "runtime.h"
+
+#define STAT_PERIOD_NS (1000000000ull / ULT_STATHZ)
+
+static struct {
+	pthread_t thread;
+	atomic_uint seq;	  /* futex word: bumped by every kick */
+	_Atomic uint64_t target;  /* when the clock thread wakes next */
+	atomic_int idle_mode;	  /* sleeping because no worker is busy */
+	atomic_int stop;
+} clk;
+
+static int
+any_busy(void)
+{
+	for (int i = 0; i < ult__rt.ncpu; i++)
+		if (ULT_LD(&ult__rt.workers[i].busy))
+			return (1);
+	return (0);
+}
+
+static void
+stat_ticks(int cnt)
+{
+	for (int i = 0; i < ult__rt.ncpu; i++) {
+		if (i == 0 || ULT_LD(&ult__rt.workers[i].busy)) {
+			ult__tls_actcpu = i;
+			ult__rt.sched->clock(i, cnt);
+		}
+	}
+	ult__tls_actcpu = -1;
+}
+
+static void *
+clock_main(void *arg)
+{
+	uint64_t next_stat = 0;
+
+	(void)arg;
+	ult__os_set_name("ult-clock");
+	/* Timer slack would add ~50 us to every deadline. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	for (;;) {
+		unsigned seq = ULT_LD_ACQ(&clk.seq);
+		uint64_t now, next, target;
+		int busy;
+
+		if (ULT_LD(&clk.stop))
+			break;
+		now = ult__now();
+		busy = any_busy();
+		if (!busy) {
+			next_stat = 0;
+		} else if (next_stat == 0) {
+			next_stat = now + STAT_PERIOD_NS;
+		} else if (now >= next_stat) {
+			uint64_t cnt = (now - next_stat) / STAT_PERIOD_NS + 1;
+
+			next_stat += cnt * STAT_PERIOD_NS;
+			stat_ticks((int)cnt);
+		}
+		next = ult__timers_run(now);
+		target = busy && next_stat < next ? next_stat : next;
+		ULT_ST(&clk.idle_mode, !busy);
+		ULT_ST(&clk.target, target);
+		/* Pairs with the fence in ult__clock_kick(). */
+		ULT_FENCE();
+		if ((!busy && any_busy()) || ult__timers_next() < target)
+			continue;
+		if (target != UINT64_MAX && target <= ult__now())
+			continue;
+		ult__futex_wait(&clk.seq, seq, target == UINT64_MAX ? 0 : target);
+	}
+	return (NULL);
+}
+
+static void
+wake(void)
+{
+	atomic_fetch_add(&clk.seq, 1);
+	ult__futex_wake(&clk.seq, 1);
+}
+
+void
+ult__clock_kick(uint64_t deadline)
+{
+	ULT_FENCE();
+	if (deadline == 0 ? ULT_LD(&clk.idle_mode) != 0 :
+			    deadline < ULT_LD(&clk.target))
+		wake();
+}
+
+int
+ult__clock_start(void)
+{
+	atomic_init(&clk.seq, 0);
+	atomic_init(&clk.target, 0);
+	atomic_init(&clk.idle_mode, 0);
+	atomic_init(&clk.stop, 0);
+	return (pthread_create(&clk.thread, NULL, clock_main, NULL));
+}
+
+void
+ult__clock_stop(void)
+{
+	ULT_ST(&clk.stop, 1);
+	wake();
+	pthread_join(clk.thread, NULL);
+}

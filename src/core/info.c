@@ -1,0 +1,129 @@
+/*
+ * Introspection: per-thread and per-CPU snapshots, and kern.sched.*
+ * tunables by their FreeBSD names.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "runtime.h"
+
+int
+ult_ncpu(void)
+{
+	return (ult__running() ? ult__rt.ncpu : 0);
+}
+
+static int
+state_of(struct ult_thread *ut)
+{
+	if (ULT_LD(&ut->lstate) == UT_ZOMBIE)
+		return (ULT_STATE_FINISHED);
+	switch (ut->td.td_state) {
+	case TDS_RUNNING:
+		return (ULT_STATE_RUNNING);
+	case TDS_INHIBITED:
+		return (ULT_STATE_SLEEPING);
+	default:
+		return (ULT_STATE_RUNNABLE);
+	}
+}
+
+int
+ult_thread_info(ult_thread_t *t, struct ult_thread_info *out)
+{
+	struct sched_thread_stats st;
+
+	if (!ult__running())
+		return (ENXIO);
+	if (out == NULL)
+		return (EINVAL);
+	if (t == NULL && (t = ult__self_ut()) == NULL)
+		return (EINVAL);
+	thread_lock(&t->td);
+	if (ULT_LD(&t->lstate) == UT_FREE) {
+		thread_unlock(&t->td);
+		return (ESRCH);
+	}
+	ult__rt.sched->thread_stats(&t->td, &st);
+	memset(out, 0, sizeof(*out));
+	memcpy(out->name, t->name, sizeof(out->name));
+	out->id = t->id;
+	out->cpu = t->td.td_oncpu != NOCPU ? t->td.td_oncpu : st.cpu;
+	out->priority = t->td.td_priority;
+	out->nice = t->td.td_nice;
+	out->interact_score = st.interact_score;
+	out->state = state_of(t);
+	out->pctcpu = 100.0 * st.pctcpu / FSCALE;
+	out->runtime_ns = t->runtime_ns;
+	out->nvcsw = t->nvcsw;
+	out->nivcsw = t->nivcsw;
+	out->nmigrations = t->nmigrations;
+	thread_unlock(&t->td);
+	return (0);
+}
+
+int
+ult_cpu_info(int cpu, struct ult_cpu_info *out)
+{
+	struct sched_cpu_stats st;
+	struct ult__worker *w;
+
+	if (!ult__running())
+		return (ENXIO);
+	if (out == NULL || cpu < 0 || cpu >= ult__rt.ncpu)
+		return (EINVAL);
+	w = &ult__rt.workers[cpu];
+	ult__rt.sched->cpu_stats(cpu, &st);
+	memset(out, 0, sizeof(*out));
+	out->cpu = cpu;
+	out->load = st.load;
+	out->switches = ULT_LD(&w->nswitch);
+	out->steals = st.steals;
+	out->idle_ns = ULT_LD(&w->idle_ns);
+	out->busy_ns = ULT_LD(&w->busy_ns);
+	return (0);
+}
+
+/* Tunables of the runtime itself, beside the policy's. */
+static const struct sched_tunable rt_tunables[] = {
+	{ "ult.child_runs_first", &ult__rt.child_first, 0, 1, NULL, NULL },
+	{ NULL, NULL, 0, 0, NULL, NULL },
+};
+
+static const struct sched_tunable *
+tunable_find(const struct sched_tunable *tab, const char *name)
+{
+	for (; tab->name != NULL; tab++)
+		if (strcmp(tab->name, name) == 0)
+			return (tab);
+	return (NULL);
+}
+
+int
+ult_sysctl(const char *name, long *oldval, const long *newval)
+{
+	const struct sched_tunable *t;
+
+	if (!ult__running())
+		return (ENXIO);
+	if (name == NULL)
+		return (EINVAL);
+	if ((t = tunable_find(ult__rt.sched->tunables, name)) == NULL &&
+	    (t = tunable_find(rt_tunables, name)) == NULL)
+		return (ENOENT);
+	if (newval != NULL) {
+		if (t->var == NULL && t->set == NULL)
+			return (EPERM);
+		if (t->var != NULL &&
+		    (*newval < t->min || *newval > t->max))
+			return (EINVAL);
+	}
+	if (oldval != NULL)
+		*oldval = t->var != NULL ? ULT_LD(t->var) : t->get();
+	if (newval != NULL) {
+		if (t->set != NULL)
+			return (t->set(*newval));
+		ULT_ST(t->var, (int)*newval);
+	}
+	return (0);
+}

@@ -1,0 +1,198 @@
+/*
+ * ult_init / ult_shutdown and configuration.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+struct ult__runtime ult__rt;
+
+/* Serialises init and shutdown against each other. */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const struct sched_ops *
+policy_lookup(const char *name)
+{
+	if (name == NULL || strcmp(name, "ule") == 0 ||
+	    strcmp(name, "ULE") == 0)
+		return (&ult__sched_ule);
+	return (NULL);
+}
+
+/* Parse a decimal environment value; 1 if absent, 0 if good, -1 bad. */
+static int
+env_long(const char *var, long *out)
+{
+	const char *s = getenv(var);
+	char *end;
+
+	if (s == NULL || *s == '\0')
+		return (1);
+	errno = 0;
+	*out = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return (-1);
+	return (0);
+}
+
+static int
+configure(const struct ult_config *cfg, int nos)
+{
+	long v;
+	int r;
+
+	ult__rt.ncpu = cfg != NULL ? cfg->ncpu : 0;
+	if (ult__rt.ncpu == 0) {
+		if ((r = env_long("ULT_NCPU", &v)) < 0)
+			return (EINVAL);
+		ult__rt.ncpu = r == 0 ? (int)v : nos;
+	}
+	if (ult__rt.ncpu < 1 || ult__rt.ncpu > ULT_MAXCPU)
+		return (EINVAL);
+
+	ult__rt.stack_size = cfg != NULL ? cfg->stack_size : 0;
+	if (ult__rt.stack_size == 0) {
+		if ((r = env_long("ULT_STACK_SIZE", &v)) < 0 ||
+		    (r == 0 && v <= 0))
+			return (EINVAL);
+		ult__rt.stack_size = r == 0 ? (size_t)v : ULT_STACK_DEFAULT;
+	}
+	if (ult__rt.stack_size < ULT_STACK_MIN)
+		return (EINVAL);
+	{
+		size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+		ult__rt.stack_size = (ult__rt.stack_size + pg - 1) & ~(pg - 1);
+	}
+
+	ult__rt.sched = policy_lookup(cfg != NULL && cfg->policy != NULL ?
+		cfg->policy :
+		getenv("ULT_POLICY"));
+	if (ult__rt.sched == NULL)
+		return (EINVAL);
+
+	ult__rt.preempt = cfg != NULL ? cfg->preempt : 0;
+	if (ult__rt.preempt == 0) {
+		if ((r = env_long("ULT_PREEMPT", &v)) < 0)
+			return (EINVAL);
+		ult__rt.preempt = (r == 0 && v == 0) ? -1 : 1;
+	}
+	return (0);
+}
+
+static void
+teardown(int workers, int clock, int policy)
+{
+	if (clock)
+		ult__clock_stop();
+	if (workers)
+		ult__workers_stop();
+	if (policy)
+		ult__rt.sched->fini();
+	ult__signals_fini();
+	ult__timers_fini();
+	ult__stacks_fini();
+	ult__thread_slab_fini();
+	ult__topo_free(ult__rt.topo);
+	ult__rt.topo = NULL;
+	free(ult__rt.workers);
+	ult__rt.workers = NULL;
+}
+
+int
+ult_init(const struct ult_config *cfg)
+{
+	int oscpu[ULT_MAXCPU], nos, err, pinned;
+	struct topo_cpu *desc = NULL;
+
+	pthread_mutex_lock(&init_lock);
+	if (ULT_LD(&ult__rt.state) != RT_STOPPED) {
+		pthread_mutex_unlock(&init_lock);
+		return (EBUSY);
+	}
+	nos = ult__os_cpus(oscpu, ULT_MAXCPU);
+	if ((err = configure(cfg, nos)) != 0) {
+		pthread_mutex_unlock(&init_lock);
+		return (err);
+	}
+	ult__rt.epoch_ns = ult__now();
+	atomic_init(&ult__rt.ticks_max, 0);
+	atomic_init(&ult__rt.nthreads, 0);
+	atomic_init(&ult__rt.stopping, 0);
+	atomic_init(&ult__rt.child_first, 1);
+	/* Pin one worker per CPU when there are enough CPUs; with more
+	 * workers than CPUs, pinning would stack several on one CPU while
+	 * others sit empty, so the kernel places them instead. */
+	pinned = ult__rt.ncpu <= nos;
+	if (pinned && (desc = calloc((size_t)ult__rt.ncpu, sizeof(*desc))) !=
+		NULL &&
+	    ult__os_topology(ult__rt.ncpu, oscpu, desc) != 0) {
+		free(desc);
+		desc = NULL;
+	}
+	ult__rt.topo = ult__topo_build(ult__rt.ncpu, desc);
+	free(desc);
+	ult__rt.workers = aligned_alloc(ULT_CACHELINE,
+	    sizeof(struct ult__worker) * (size_t)ult__rt.ncpu);
+	if (ult__rt.topo == NULL || ult__rt.workers == NULL) {
+		teardown(0, 0, 0);
+		pthread_mutex_unlock(&init_lock);
+		return (ENOMEM);
+	}
+	memset(ult__rt.workers, 0,
+	    sizeof(struct ult__worker) * (size_t)ult__rt.ncpu);
+	for (int i = 0; i < ult__rt.ncpu; i++) {
+		ult__rt.workers[i].id = i;
+		ult__rt.workers[i].oscpu = pinned ? oscpu[i] : -1;
+	}
+	if ((err = ult__stacks_init()) != 0 ||
+	    (err = ult__timers_init(ult__rt.ncpu + 1)) != 0 ||
+	    (err = ult__signals_init()) != 0) {
+		teardown(0, 0, 0);
+		pthread_mutex_unlock(&init_lock);
+		return (err);
+	}
+	if ((err = ult__rt.sched->init()) != 0) {
+		teardown(0, 0, 0);
+		pthread_mutex_unlock(&init_lock);
+		return (err);
+	}
+	if ((err = ult__workers_start()) != 0) {
+		teardown(0, 0, 1);
+		pthread_mutex_unlock(&init_lock);
+		return (err);
+	}
+	if ((err = ult__clock_start()) != 0) {
+		teardown(1, 0, 1);
+		pthread_mutex_unlock(&init_lock);
+		return (err);
+	}
+	ULT_ST_REL(&ult__rt.state, RT_RUNNING);
+	pthread_mutex_unlock(&init_lock);
+	return (0);
+}
+
+int
+ult_shutdown(void)
+{
+	unsigned n;
+
+	if (ult__worker_self() != NULL)
+		return (ult__running() ? EDEADLK : ENXIO);
+	pthread_mutex_lock(&init_lock);
+	if (ULT_LD(&ult__rt.state) != RT_RUNNING) {
+		pthread_mutex_unlock(&init_lock);
+		return (ENXIO);
+	}
+	while ((n = ULT_LD_ACQ(&ult__rt.nthreads)) != 0)
+		ult__futex_wait(&ult__rt.nthreads, n, 0);
+	ULT_ST(&ult__rt.state, RT_STOPPING);
+	teardown(1, 1, 1);
+	ULT_ST_REL(&ult__rt.state, RT_STOPPED);
+	pthread_mutex_unlock(&init_lock);
+	return (0);
+}

@@ -1,0 +1,81 @@
+/*
+ * machine.h for real workers: CPUs are workers, ticks come from
+ * CLOCK_MONOTONIC (read once per switch and reused for the policy's own
+ * reads), an IPI is a flag the worker checks at its next scheduling
+ * point, and waking an idle CPU is unparking its worker.
+ *
+ * The clock thread acts on behalf of a CPU when it runs that CPU's stat
+ * clock or a timer armed there, as FreeBSD's statclock and callouts run
+ * on their own CPU: mach_curcpu() then names that CPU, so a timeout that
+ * wakes a better thread requests an AST locally, as it would in the
+ * kernel.
+ */
+#include "runtime.h"
+
+struct mtx blocked_lock = MTX_INITIALIZER("blocked");
+__thread int ult__tls_actcpu = -1;
+
+int
+mach_ncpu(void)
+{
+	return (ult__rt.ncpu);
+}
+
+int
+mach_curcpu(void)
+{
+	struct ult__worker *w = ult__tls_worker;
+
+	return (w != NULL ? w->id : ult__tls_actcpu);
+}
+
+/*
+ * The policy compares tick stamps taken by different threads (a wakeup on
+ * the clock thread, a switch on a worker), and a worker reuses the clock
+ * it read at the start of a switch; so ticks are published through one
+ * global that only moves forward.  It changes once a millisecond, so the
+ * shared cache line is almost always clean.
+ */
+int
+mach_ticks(void)
+{
+	struct ult__worker *w = ult__tls_worker;
+	uint64_t ns = (w != NULL && w->clk_valid) ? w->clk_ns : ult__now();
+	unsigned t = (unsigned)ult__ticks_of(ns), cur = ULT_LD(&ult__rt.ticks_max);
+
+	while ((int)(t - cur) > 0) {
+		if (atomic_compare_exchange_weak_explicit(&ult__rt.ticks_max, &cur, t,
+			memory_order_relaxed, memory_order_relaxed))
+			return ((int)t);
+	}
+	return ((int)cur);
+}
+
+const struct cpu_group *
+mach_cpu_top(void)
+{
+	return (ult__rt.topo);
+}
+
+void
+mach_ast(struct thread *td, int cpu)
+{
+	atomic_fetch_or_explicit(&td->td_ast, TDA_SCHED, memory_order_relaxed);
+	/* An AST for an idle thread means "look at your queue": its worker
+	 * may be parked. */
+	if (TD_IS_IDLETHREAD(td))
+		ult__worker_unpark(&ult__rt.workers[cpu]);
+}
+
+void
+mach_ipi_preempt(int cpu)
+{
+	ULT_ST(&ult__rt.workers[cpu].ipi, 1);
+}
+
+int
+mach_cpu_idle_wakeup(int cpu)
+{
+	ult__worker_unpark(&ult__rt.workers[cpu]);
+	return (1);
+}

@@ -1,0 +1,164 @@
+/*
+ * Stack overflow reporting.  A uthread that runs into its guard faults;
+ * the kernel cannot push a signal frame on the exhausted stack, so every
+ * worker has an alternate signal stack and the SIGSEGV/SIGBUS handler runs
+ * there.  If the fault address is in the running uthread's guard it names
+ * the uthread and aborts; any other fault goes to the handler that was
+ * installed before ult_init (or the default action).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+#define ALTSTACK_SIZE (64u * 1024)
+#define SCRATCH_SIZE (32u * 1024)
+
+static struct sigaction old_segv, old_bus;
+static int installed;
+
+static size_t
+fmt_u64(char *p, uint64_t v)
+{
+	char tmp[24];
+	size_t n = 0, i = 0;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0);
+	while (n > 0)
+		p[i++] = tmp[--n];
+	return (i);
+}
+
+static void
+report(struct ult_thread *ut)
+{
+	char msg[128];
+	size_t n = 0, l;
+	const char *name = ut->name[0] ? ut->name : "(unnamed)";
+
+	l = strlen("ult: stack overflow in uthread ");
+	memcpy(msg, "ult: stack overflow in uthread ", l);
+	n += l;
+	l = strnlen(name, sizeof(ut->name));
+	memcpy(msg + n, name, l);
+	n += l;
+	msg[n++] = ' ';
+	msg[n++] = '(';
+	n += fmt_u64(msg + n, ut->id);
+	msg[n++] = ')';
+	msg[n++] = '\n';
+	if (write(STDERR_FILENO, msg, n) < 0)
+		_exit(134);
+}
+
+static void
+fault(int sig, siginfo_t *si, void *uc)
+{
+	struct ult__worker *w = ult__tls_worker;
+	struct sigaction *old = sig == SIGSEGV ? &old_segv : &old_bus;
+
+	if (w != NULL && w->curthread != &w->idle &&
+	    w->curthread->stack != NULL) {
+		struct ult__stack *s = w->curthread->stack;
+		char *a = si->si_addr, *lo = s->base;
+
+		if (a >= lo && a < lo + s->guard) {
+			report(w->curthread);
+			signal(SIGABRT, SIG_DFL);
+			abort();
+		}
+	}
+	/* Not ours: let the previous disposition have it. */
+	if (old->sa_flags & SA_SIGINFO) {
+		if (old->sa_sigaction != NULL) {
+			old->sa_sigaction(sig, si, uc);
+			return;
+		}
+	} else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
+		old->sa_handler(sig);
+		return;
+	}
+	signal(sig, SIG_DFL);
+}
+
+int
+ult__signals_init(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = fault;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, &old_segv) != 0 ||
+	    sigaction(SIGBUS, &sa, &old_bus) != 0)
+		return (errno);
+	installed = 1;
+	return (0);
+}
+
+void
+ult__signals_fini(void)
+{
+	if (!installed)
+		return;
+	sigaction(SIGSEGV, &old_segv, NULL);
+	sigaction(SIGBUS, &old_bus, NULL);
+	installed = 0;
+}
+
+/*
+ * One mapping per worker holds its alternate signal stack and, above it,
+ * the scratch stack the switch path runs on between two contexts.
+ */
+int
+ult__altstack_setup(struct ult__worker *w)
+{
+
+	w->altstack = mmap(NULL, ALTSTACK_SIZE + SCRATCH_SIZE,
+	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (w->altstack == MAP_FAILED) {
+		w->altstack = NULL;
+		return (ENOMEM);
+	}
+	w->scratch_top = (char *)w->altstack + ALTSTACK_SIZE + SCRATCH_SIZE;
+	return (0);
+}
+
+/* On the worker itself: use the alternate stack for fault signals. */
+int
+ult__altstack_install(struct ult__worker *w)
+{
+	stack_t ss;
+
+	ss.ss_sp = w->altstack;
+	ss.ss_size = ALTSTACK_SIZE;
+	ss.ss_flags = 0;
+	return (sigaltstack(&ss, NULL) == 0 ? 0 : errno);
+}
+
+void
+ult__altstack_uninstall(void)
+{
+	stack_t ss;
+
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, NULL);
+}
+
+void
+ult__altstack_teardown(struct ult__worker *w)
+{
+	if (w->altstack == NULL)
+		return;
+	munmap(w->altstack, ALTSTACK_SIZE + SCRATCH_SIZE);
+	w->altstack = NULL;
+}

@@ -1,0 +1,215 @@
+/*
+ * Stack pool.  Stacks are carved from large MAP_NORESERVE mappings, each
+ * with a guard below it, and recycled forever: once the pool is warm,
+ * spawning a uthread makes no system call.  Recycled stacks also keep
+ * their pages resident, so a reused stack does not fault again.
+ *
+ * Guards use MADV_GUARD_INSTALL (Linux 6.13+), which adds page-table
+ * markers without splitting the mapping; older kernels get mprotect,
+ * which costs two VMAs per stack (vm.max_map_count caps that at ~32k).
+ *
+ * Each worker keeps a small LIFO cache of default-size stacks, so the
+ * common spawn/exit pair touches no shared lock; other sizes and cache
+ * overflow go through per-size global lists.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "runtime.h"
+
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+
+#define GUARD_SIZE (64u * 1024)
+#define CHUNK_BYTES (8u * 1024 * 1024)
+#define WORKER_CACHE 64
+#define NCLASSES 16
+
+struct stack_class {
+	size_t size;
+	struct ult__stack *free;
+};
+
+struct chunk {
+	struct chunk *next;
+	void *base;
+	size_t len;
+	struct ult__stack *descs;
+};
+
+static struct mtx pool_lock = MTX_INITIALIZER("stack pool");
+static struct stack_class classes[NCLASSES];
+static int nclasses;
+static struct chunk *chunks;
+static int guard_mprotect; /* MADV_GUARD_INSTALL unavailable */
+static size_t pagesz;
+
+int
+ult__stacks_init(void)
+{
+	pagesz = (size_t)sysconf(_SC_PAGESIZE);
+	nclasses = 0;
+	chunks = NULL;
+	return (0);
+}
+
+void
+ult__stacks_fini(void)
+{
+	while (chunks != NULL) {
+		struct chunk *c = chunks;
+
+		chunks = c->next;
+		munmap(c->base, c->len);
+		free(c->descs);
+		free(c);
+	}
+	nclasses = 0;
+}
+
+static size_t
+round_size(size_t size)
+{
+	return ((size + pagesz - 1) & ~(pagesz - 1));
+}
+
+static int
+install_guard(void *p, size_t len)
+{
+	if (!guard_mprotect && madvise(p, len, MADV_GUARD_INSTALL) == 0)
+		return (0);
+	guard_mprotect = 1;
+	return (mprotect(p, len, PROT_NONE));
+}
+
+/* Pool locked: map a chunk of stacks of `size' and put them on cl. */
+static int
+grow(struct stack_class *cl)
+{
+	size_t slot = GUARD_SIZE + cl->size;
+	size_t n = CHUNK_BYTES / slot;
+	struct chunk *c;
+
+	if (n < 1)
+		n = 1;
+	if ((c = malloc(sizeof(*c))) == NULL)
+		return (ENOMEM);
+	c->len = n * slot;
+	c->base = mmap(NULL, c->len, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	c->descs = calloc(n, sizeof(*c->descs));
+	if (c->base == MAP_FAILED || c->descs == NULL) {
+		if (c->base != MAP_FAILED)
+			munmap(c->base, c->len);
+		free(c->descs);
+		free(c);
+		return (ENOMEM);
+	}
+	/* Huge pages would turn a few touched bytes into 2 MiB of RSS. */
+	madvise(c->base, c->len, MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < n; i++) {
+		struct ult__stack *s = &c->descs[i];
+
+		s->base = (char *)c->base + i * slot;
+		s->guard = GUARD_SIZE;
+		s->size = cl->size;
+		if (install_guard(s->base, GUARD_SIZE) != 0) {
+			munmap(c->base, c->len);
+			free(c->descs);
+			free(c);
+			return (ENOMEM);
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		c->descs[i].next = cl->free;
+		cl->free = &c->descs[i];
+	}
+	c->next = chunks;
+	chunks = c;
+	return (0);
+}
+
+static struct stack_class *
+class_of(size_t size)
+{
+	for (int i = 0; i < nclasses; i++)
+		if (classes[i].size == size)
+			return (&classes[i]);
+	if (nclasses == NCLASSES)
+		return (NULL);
+	classes[nclasses].size = size;
+	classes[nclasses].free = NULL;
+	return (&classes[nclasses++]);
+}
+
+struct ult__stack *
+ult__stack_get(struct ult__worker *w, size_t size)
+{
+	struct stack_class *cl;
+	struct ult__stack *s = NULL;
+
+	size = round_size(size);
+	if (w != NULL && size == ult__rt.stack_size && w->stack_cache != NULL) {
+		s = w->stack_cache;
+		w->stack_cache = s->next;
+		w->nstack_cache--;
+		return (s);
+	}
+	mtx_lock(&pool_lock);
+	cl = class_of(size);
+	if (cl != NULL && (cl->free != NULL || grow(cl) == 0)) {
+		s = cl->free;
+		cl->free = s->next;
+	}
+	mtx_unlock(&pool_lock);
+	return (s);
+}
+
+static void
+put_global(struct ult__stack *s)
+{
+	struct stack_class *cl;
+
+	mtx_lock(&pool_lock);
+	cl = class_of(s->size);
+	s->next = cl->free;
+	cl->free = s;
+	mtx_unlock(&pool_lock);
+}
+
+void
+ult__stack_put(struct ult__worker *w, struct ult__stack *s)
+{
+	if (w != NULL && s->size == ult__rt.stack_size) {
+		if (w->nstack_cache >= WORKER_CACHE) {
+			/* Give half back so stacks can flow between workers. */
+			while (w->nstack_cache > WORKER_CACHE / 2) {
+				struct ult__stack *o = w->stack_cache;
+
+				w->stack_cache = o->next;
+				w->nstack_cache--;
+				put_global(o);
+			}
+		}
+		s->next = w->stack_cache;
+		w->stack_cache = s;
+		w->nstack_cache++;
+		return;
+	}
+	put_global(s);
+}
+
+void
+ult__stack_cache_drain(struct ult__worker *w)
+{
+	while (w->stack_cache != NULL) {
+		struct ult__stack *s = w->stack_cache;
+
+		w->stack_cache = s->next;
+		put_global(s);
+	}
+	w->nstack_cache = 0;
+}

@@ -1,0 +1,220 @@
+/*
+ * The switch path (FreeBSD's mi_switch + cpu_switch) and the return-to-
+ * user checks (ast, userret).
+ *
+ * mi_switch is entered with the outgoing thread's thread lock held.  The
+ * policy requeues or parks it, picks the next thread and drops every lock,
+ * leaving the outgoing thread "blocked" (td_lock == &blocked_lock).  Once
+ * its registers are saved the real lock is stored back (switch_mid); only
+ * then may another worker run or move it.  Before loading a thread we
+ * wait until whoever switched it out has done the same.
+ *
+ * Anything after ult__ctx_switch() may run on another kernel thread:
+ * per-worker state is re-read through ult__worker_self() and errno is
+ * restored per uthread.
+ */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "runtime.h"
+
+__thread struct ult__worker *ult__tls_worker
+    __attribute__((tls_model("initial-exec")));
+
+ULT_NOIPA struct ult__worker *
+ult__worker_self(void)
+{
+	return (ult__tls_worker);
+}
+
+/* Out of line so that no caller keeps &errno (a TLS address) across a
+ * switch: the compiler treats __errno_location() as constant. */
+ULT_NOIPA static int
+errno_save(void)
+{
+	return (errno);
+}
+
+ULT_NOIPA static void
+errno_restore(int e)
+{
+	errno = e;
+}
+
+/* Charge the time since the last switch on this worker. */
+static void
+account(struct ult__worker *w, struct ult_thread *from, uint64_t now,
+    int flags)
+{
+	uint64_t d = now - w->last_switch_ns;
+
+	w->last_switch_ns = now;
+	if (from == &w->idle) {
+		ULT_ST(&w->idle_ns, ULT_LD(&w->idle_ns) + d);
+		return;
+	}
+	ULT_ST(&w->busy_ns, ULT_LD(&w->busy_ns) + d);
+	from->runtime_ns += d;
+	if (flags & SW_VOL)
+		from->nvcsw++;
+	else
+		from->nivcsw++;
+}
+
+/*
+ * Runs between saving the outgoing context and loading the incoming one,
+ * on the worker's scratch stack: no uthread stack is in use, so the
+ * outgoing thread can be handed to its lock (after which another worker
+ * may resume it at once) before we wait for the incoming thread to be
+ * released by the worker that last ran it.  Releasing first is what keeps
+ * two workers that swap threads from waiting on each other.
+ */
+static void
+switch_mid(void *arg)
+{
+	struct ult__worker *w = arg;
+	struct thread *to = &w->curthread->td;
+	unsigned spins = 0;
+
+	if (!w->sw_dying)
+		thread_lock_unblock(&w->sw_prev->td, w->sw_mtx);
+	while (ULT_LD_ACQ(&to->td_lock) == &blocked_lock)
+		ult__spin_backoff(&spins);
+}
+
+/* Save `from', resume `to'.  Returns in `from' when it next runs. */
+static void
+switch_to(struct ult__worker *w, struct ult_thread *from,
+    struct ult_thread *to, struct mtx *mtx, int dying)
+{
+	w->sw_prev = from;
+	w->sw_mtx = mtx;
+	w->sw_dying = dying;
+	w->curthread = to;
+	ULT_ST(&w->nswitch, ULT_LD(&w->nswitch) + 1);
+	if (from == &w->idle)
+		ult__worker_became_busy(w);
+	else if (to == &w->idle)
+		ULT_ST(&w->busy, 0);
+	from->saved_errno = errno_save();
+	ult__san_switch(&from->san, &to->san, dying);
+	ult__ctx_switch_via(&from->ctx, &to->ctx, w->scratch_top, switch_mid, w);
+	ult__switch_finish();
+}
+
+/*
+ * First thing on the destination of a switch (and of a new thread): bury
+ * the outgoing thread if it exited, count migrations, restore errno.
+ */
+ULT_NOIPA void
+ult__switch_finish(void)
+{
+	struct ult__worker *w = ult__worker_self();
+	struct ult_thread *cur = w->curthread;
+
+	ult__san_switched(&cur->san);
+	if (w->sw_dying)
+		ult__thread_dead(w, w->sw_prev);
+	if (cur->last_cpu != w->id) {
+		if (cur->last_cpu >= 0)
+			cur->nmigrations++;
+		cur->last_cpu = w->id;
+	}
+	errno_restore(cur->saved_errno);
+}
+
+void
+ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
+{
+	struct ult__worker *w = ult__worker_self();
+	uint64_t now = ult__now();
+	struct thread *ntd;
+	struct mtx *mtx;
+
+	account(w, ut, now, flags);
+	w->clk_ns = now;
+	w->clk_valid = 1;
+	ntd = ult__rt.sched->switch_(&ut->td, hint ? &hint->td : NULL, flags,
+	    &mtx);
+	w->clk_valid = 0;
+	if (ntd == &ut->td) {
+		thread_lock_unblock(&ut->td, mtx);
+		return;
+	}
+	switch_to(w, ut, ult__td2ut(ntd), mtx, 0);
+}
+
+/* The calling uthread exits: switch away for good.  Its stack is released
+ * by whoever runs next, once nothing runs on it. */
+void
+ult__exit_switch(struct ult_thread *ut)
+{
+	struct ult__worker *w = ult__worker_self();
+	uint64_t now = ult__now();
+	struct thread *ntd;
+
+	account(w, ut, now, SW_VOL);
+	w->clk_ns = now;
+	w->clk_valid = 1;
+	thread_lock(&ut->td);
+	ut->td.td_flags |= TDF_EXITING;
+	ntd = ult__rt.sched->throw_(&ut->td);
+	w->clk_valid = 0;
+	switch_to(w, ut, ult__td2ut(ntd), NULL, 1);
+	abort(); /* a dead thread is never resumed */
+}
+
+/*
+ * Runtime exit: the equivalent of FreeBSD's return to user mode.  Honour,
+ * in order, a remote preemption request (IPI_PREEMPT), an owed preemption
+ * and an AST (slice end, a better thread queued locally), then drop any
+ * priority boost the thread got for sleeping.
+ */
+void
+ult__userret(void)
+{
+	for (;;) {
+		struct ult__worker *w = ult__worker_self();
+		struct ult_thread *ut;
+		struct thread *td;
+
+		if (w == NULL || (ut = w->curthread) == &w->idle)
+			return;
+		td = &ut->td;
+		if (ULT_LD(&w->ipi)) {
+			ULT_ST(&w->ipi, 0);
+			thread_lock(td);
+			ult__rt.sched->preempt(td);
+			thread_unlock(td);
+		}
+		if (ULT_LD(&td->td_owepreempt)) {
+			thread_lock(td);
+			ult__mi_switch(ut, SW_INVOL | SW_PREEMPT | SWT_OWEPREEMPT,
+			    NULL);
+			continue;
+		}
+		if (ULT_LD(&td->td_ast) & TDA_SCHED) {
+			thread_lock(td);
+			ult__rt.sched->prio(td, td->td_user_pri);
+			ult__mi_switch(ut, SW_INVOL | SWT_NEEDRESCHED, NULL);
+			continue;
+		}
+		if (td_userret_pending(td)) {
+			thread_lock(td);
+			ult__rt.sched->userret(td);
+			thread_unlock(td);
+		}
+		return;
+	}
+}
+
+/* A new uthread starts here, on its own stack. */
+void
+ult__thread_entry(void *arg)
+{
+	struct ult_thread *ut = arg;
+
+	ult__switch_finish();
+	ult__userret();
+	ult_exit(ut->fn(ut->arg));
+}

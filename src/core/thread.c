@@ -1,0 +1,488 @@
+/*
+ * uthread lifecycle: spawn, exit, join, detach; and the per-thread calls
+ * that act through the scheduler (yield, sleep, nice, bind).
+ *
+ * Handles stay valid memory for the life of the runtime: thread structs
+ * come from a slab that is only released at shutdown and are recycled in
+ * FIFO order, so a handle used after its thread was joined is recognised
+ * (ESRCH) until a later spawn reuses it.
+ */
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../sync/sleepq.h"
+#include "runtime.h"
+
+/* The lock of threads that have exited: never contended in practice. */
+struct mtx ult__zombie_lock = MTX_INITIALIZER("zombie");
+
+#define SLAB_CHUNK 64
+
+struct slab_chunk {
+	struct slab_chunk *next;
+	struct ult_thread t[SLAB_CHUNK];
+};
+
+static struct mtx slab_lock = MTX_INITIALIZER("thread slab");
+static struct slab_chunk *slab_chunks;
+static struct ult_thread *free_head, *free_tail;
+
+static struct ult_thread *
+thread_alloc(void)
+{
+	struct ult_thread *ut;
+
+	mtx_lock(&slab_lock);
+	if (free_head == NULL) {
+		struct slab_chunk *c = aligned_alloc(ULT_CACHELINE,
+		    sizeof(*c));
+
+		if (c == NULL) {
+			mtx_unlock(&slab_lock);
+			return (NULL);
+		}
+		memset(c, 0, sizeof(*c));
+		c->next = slab_chunks;
+		slab_chunks = c;
+		for (int i = 0; i < SLAB_CHUNK; i++) {
+			c->t[i].free_next = NULL;
+			atomic_init(&c->t[i].lstate, UT_FREE);
+			atomic_init(&c->t[i].td.td_lock, &ult__zombie_lock);
+			if (free_tail != NULL)
+				free_tail->free_next = &c->t[i];
+			else
+				free_head = &c->t[i];
+			free_tail = &c->t[i];
+		}
+	}
+	ut = free_head;
+	free_head = ut->free_next;
+	if (free_head == NULL)
+		free_tail = NULL;
+	mtx_unlock(&slab_lock);
+	return (ut);
+}
+
+static void
+thread_free(struct ult_thread *ut)
+{
+	mtx_lock(&slab_lock);
+	ut->free_next = NULL;
+	if (free_tail != NULL)
+		free_tail->free_next = ut;
+	else
+		free_head = ut;
+	free_tail = ut;
+	mtx_unlock(&slab_lock);
+}
+
+void
+ult__thread_slab_fini(void)
+{
+	while (slab_chunks != NULL) {
+		struct slab_chunk *c = slab_chunks;
+
+		slab_chunks = c->next;
+		free(c);
+	}
+	free_head = free_tail = NULL;
+}
+
+/* Handle is dead: mark it so under its (zombie) thread lock and recycle. */
+static void
+thread_release(struct ult_thread *ut)
+{
+	thread_lock(&ut->td);
+	ULT_ST_REL(&ut->lstate, UT_FREE);
+	thread_unlock(&ut->td);
+	thread_free(ut);
+}
+
+/*
+ * Called by the next thread on the worker once `ut' has switched away for
+ * good: its stack is free to reuse, joiners may proceed.
+ */
+void
+ult__thread_dead(struct ult__worker *w, struct ult_thread *ut)
+{
+	int free_now;
+
+	ult__san_destroy(&ut->san);
+	ult__stack_put(w, ut->stack);
+	ut->stack = NULL;
+	thread_lock_unblock(&ut->td, &ult__zombie_lock);
+	ult__sleepq_lock(ut);
+	mtx_lock(&ult__zombie_lock);
+	ULT_ST_REL(&ut->lstate, UT_ZOMBIE);
+	mtx_unlock(&ult__zombie_lock);
+	free_now = ut->detached;
+	if (!free_now)
+		ult__sleepq_broadcast(ut);
+	ult__sleepq_release(ut);
+	if (free_now)
+		thread_release(ut);
+	if (atomic_fetch_sub(&ult__rt.nthreads, 1) == 1)
+		ult__futex_wake(&ult__rt.nthreads, 1);
+}
+
+void
+ult_attr_init(struct ult_attr *a)
+{
+	if (a == NULL)
+		return;
+	memset(a, 0, sizeof(*a));
+	a->cpu = -1;
+}
+
+static int
+spawn_check(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *))
+{
+	if (!ult__running())
+		return (ENXIO);
+	if (fn == NULL)
+		return (EINVAL);
+	if (a == NULL)
+		return (t == NULL ? EINVAL : 0);
+	if (t == NULL && !a->detached)
+		return (EINVAL);
+	if (a->nice < PRIO_MIN || a->nice > PRIO_MAX)
+		return (EINVAL);
+	if (a->cpu < -1 || a->cpu >= ult__rt.ncpu)
+		return (EINVAL);
+	if (a->stack_size != 0 && a->stack_size < ULT_STACK_MIN)
+		return (EINVAL);
+	return (0);
+}
+
+static void
+thread_setup(struct ult_thread *ut, const struct ult_attr *a,
+    void *(*fn)(void *), void *arg)
+{
+	memset(&ut->td, 0, sizeof(ut->td));
+	atomic_init(&ut->td.td_lock, &ult__zombie_lock);
+	ult__list_init(&ut->td.td_runq);
+	ult__rt.sched->thread_init(&ut->td);
+	ut->fn = fn;
+	ut->arg = arg;
+	ut->ret = NULL;
+	ut->saved_errno = 0;
+	ut->detached = a != NULL && a->detached;
+	ut->joining = 0;
+	ut->last_cpu = -1;
+	ut->id = ULT_ADD(&ult__rt.next_id, 1) + 1;
+	ut->name[0] = '\0';
+	if (a != NULL && a->name != NULL) {
+		strncpy(ut->name, a->name, sizeof(ut->name) - 1);
+		ut->name[sizeof(ut->name) - 1] = '\0';
+	}
+	ut->runtime_ns = ut->nvcsw = ut->nivcsw = ut->nmigrations = 0;
+	ult__timer_init(&ut->slp_timer);
+	atomic_init(&ut->slp_waiter, NULL);
+	ult__ctx_init(&ut->ctx, (char *)ut->stack->base + ut->stack->guard,
+	    ut->stack->size, ult__thread_entry, ut);
+	ult__san_create(&ut->san, (char *)ut->stack->base + ut->stack->guard,
+	    ut->stack->size);
+	ULT_ST_REL(&ut->lstate, UT_ALIVE);
+}
+
+/*
+ * Fork-join without blow-up: a child that lands on its creator's worker
+ * runs first, and the creator waits at the head of the queue as if it had
+ * been preempted.  A fork tree then unfolds depth first, so a program like
+ * skynet keeps a few dozen threads alive instead of all of them.  ULE
+ * fairness is kept: the child starts with only sched_slice_min of its
+ * slice left (sched_fork), and a child of another class or of a worse
+ * priority than its creator does not jump the queue.
+ */
+static int
+child_runs_first(struct thread *parent, struct thread *child)
+{
+	if (!ULT_LD(&ult__rt.child_first))
+		return (0);
+	if (ULT_LD(&child->td_lock) != ULT_LD(&parent->td_lock))
+		return (0); /* queued on another worker */
+	return (child->td_pri_class == parent->td_pri_class ||
+	    child->td_priority <= parent->td_priority);
+}
+
+int
+ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
+    void *arg)
+{
+	const struct sched_ops *s = ult__rt.sched;
+	struct ult_thread *self, *ut;
+	size_t size;
+	int err;
+
+	if ((err = spawn_check(t, a, fn)) != 0)
+		return (err);
+	size = (a != NULL && a->stack_size) ? a->stack_size : ult__rt.stack_size;
+	if ((ut = thread_alloc()) == NULL)
+		return (EAGAIN);
+	self = ult__self_ut();
+	ut->stack = ult__stack_get(ult__worker_self(), size);
+	if (ut->stack == NULL) {
+		thread_free(ut);
+		return (EAGAIN);
+	}
+	thread_setup(ut, a, fn, arg);
+	atomic_fetch_add(&ult__rt.nthreads, 1);
+	if (t != NULL)
+		*t = ut;
+
+	if (self == NULL) {
+		s->fork(NULL, &ut->td);
+		thread_lock(&ut->td);
+		if (a != NULL && a->nice != 0)
+			s->nice(&ut->td, a->nice);
+		if (a != NULL && a->cpu >= 0)
+			s->bind(&ut->td, a->cpu);
+		s->add(&ut->td, SRQ_BORING);
+		return (0);
+	}
+	thread_lock(&self->td);
+	s->fork(&self->td, &ut->td);
+	/* The child's lock is the creator's run queue: already held. */
+	if (a != NULL && a->nice != 0)
+		s->nice(&ut->td, a->nice);
+	if (a != NULL && a->cpu >= 0)
+		s->bind(&ut->td, a->cpu);
+	s->add(&ut->td, SRQ_BORING | SRQ_HOLDTD |
+		(ULT_LD(&ult__rt.child_first) ? SRQ_FORKING : 0));
+	if (child_runs_first(&self->td, &ut->td)) {
+		s->rem(&ut->td);
+		ult__mi_switch(self, SW_INVOL | SW_PREEMPT | SWT_CHILDFIRST, ut);
+	} else
+		thread_unlock(&ut->td);
+	ult__userret();
+	return (0);
+}
+
+ult_thread_t *
+ult_self(void)
+{
+	return (ult__self_ut());
+}
+
+int
+ult_cpu(void)
+{
+	struct ult__worker *w = ult__worker_self();
+
+	return (w != NULL && w->curthread != &w->idle ? w->id : -1);
+}
+
+void
+ult_exit(void *ret)
+{
+	struct ult_thread *ut = ult__self_ut();
+
+	if (ut == NULL)
+		pthread_exit(ret);
+	ut->ret = ret;
+	ult__exit_switch(ut);
+}
+
+int
+ult_join(ult_thread_t *t, void **ret)
+{
+	struct ult_thread *self = ult__self_ut();
+	struct ult__waiter w;
+
+	if (!ult__running())
+		return (ENXIO);
+	if (t == NULL)
+		return (EINVAL);
+	if (t == self)
+		return (EDEADLK);
+	ult__sleepq_lock(t);
+	if (ULT_LD_ACQ(&t->lstate) == UT_FREE) {
+		ult__sleepq_release(t);
+		return (ESRCH);
+	}
+	if (t->detached || t->joining) {
+		ult__sleepq_release(t);
+		return (EINVAL);
+	}
+	t->joining = 1;
+	while (ULT_LD_ACQ(&t->lstate) != UT_ZOMBIE) {
+		w.ut = self;
+		ult__sleepq_add(t, &w);
+		ult__sleepq_wait(t, &w, 0);
+		ult__sleepq_lock(t);
+	}
+	ult__sleepq_release(t);
+	if (ret != NULL)
+		*ret = t->ret;
+	if (self != NULL) {
+		/* sched_exit: the child's run time is charged to its reaper. */
+		thread_lock(&self->td);
+		ult__rt.sched->exit(&self->td, &t->td);
+		thread_unlock(&self->td);
+	}
+	thread_release(t);
+	ult__userret();
+	return (0);
+}
+
+int
+ult_detach(ult_thread_t *t)
+{
+	int zombie;
+
+	if (!ult__running())
+		return (ENXIO);
+	if (t == NULL)
+		return (EINVAL);
+	ult__sleepq_lock(t);
+	if (ULT_LD_ACQ(&t->lstate) == UT_FREE) {
+		ult__sleepq_release(t);
+		return (ESRCH);
+	}
+	if (t->detached || t->joining) {
+		ult__sleepq_release(t);
+		return (EINVAL);
+	}
+	t->detached = 1;
+	zombie = ULT_LD_ACQ(&t->lstate) == UT_ZOMBIE;
+	ult__sleepq_release(t);
+	if (zombie)
+		thread_release(t);
+	return (0);
+}
+
+void
+ult_yield(void)
+{
+	struct ult_thread *ut = ult__self_ut();
+	struct thread *td;
+
+	if (ut == NULL) {
+		sched_yield();
+		return;
+	}
+	td = &ut->td;
+	/* A pending AST (slice end, better thread queued) does the switch
+	 * itself, as it would on the way back to user mode. */
+	if ((ULT_LD(&td->td_ast) & TDA_SCHED) || ULT_LD(&td->td_owepreempt) ||
+	    ULT_LD(&ult__worker_self()->ipi)) {
+		ult__userret();
+		return;
+	}
+	thread_lock(td);
+	ult__mi_switch(ut, SW_VOL | SWT_RELINQUISH, NULL);
+	ult__userret();
+}
+
+int
+ult_sleep_until(uint64_t deadline)
+{
+	struct ult_thread *ut = ult__self_ut();
+	struct ult__waiter w;
+	struct timespec ts;
+
+	if (ut == NULL) {
+		ts.tv_sec = (time_t)(deadline / 1000000000u);
+		ts.tv_nsec = (long)(deadline % 1000000000u);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+			   NULL) == EINTR)
+			;
+		return (0);
+	}
+	if (!ult__running())
+		return (ENXIO);
+	w.ut = ut;
+	ult__sleepq_lock(&ut->slp_timer);
+	ult__sleepq_add(&ut->slp_timer, &w);
+	ult__sleepq_wait(&ut->slp_timer, &w, deadline);
+	ult__userret();
+	return (0);
+}
+
+int
+ult_sleep_ns(uint64_t ns)
+{
+	return (ult_sleep_until(ult_now() + ns));
+}
+
+uint64_t
+ult_now(void)
+{
+	return (ult__now());
+}
+
+/* Resolve t (NULL: the caller) and lock it; ESRCH if it is gone. */
+static int
+thread_lock_handle(ult_thread_t **t, int alive_only)
+{
+	if (!ult__running())
+		return (ENXIO);
+	if (*t == NULL && (*t = ult__self_ut()) == NULL)
+		return (EINVAL);
+	thread_lock(&(*t)->td);
+	if (ULT_LD(&(*t)->lstate) == UT_FREE ||
+	    (alive_only && ULT_LD(&(*t)->lstate) != UT_ALIVE)) {
+		thread_unlock(&(*t)->td);
+		return (ESRCH);
+	}
+	return (0);
+}
+
+int
+ult_setnice(ult_thread_t *t, int nice)
+{
+	int err;
+
+	if (nice < PRIO_MIN || nice > PRIO_MAX)
+		return (ult__running() ? EINVAL : ENXIO);
+	if ((err = thread_lock_handle(&t, 1)) != 0)
+		return (err);
+	ult__rt.sched->nice(&t->td, nice);
+	thread_unlock(&t->td);
+	if (t == ult__self_ut())
+		ult__userret();
+	return (0);
+}
+
+int
+ult_getnice(ult_thread_t *t, int *nice)
+{
+	int err;
+
+	if (nice == NULL)
+		return (ult__running() ? EINVAL : ENXIO);
+	if ((err = thread_lock_handle(&t, 0)) != 0)
+		return (err);
+	*nice = t->td.td_nice;
+	thread_unlock(&t->td);
+	return (0);
+}
+
+int
+ult_bind(ult_thread_t *t, int cpu)
+{
+	struct ult_thread *self = ult__self_ut();
+	int err, move;
+
+	if (cpu < -1 || (ult__running() && cpu >= ult__rt.ncpu))
+		return (ult__running() ? EINVAL : ENXIO);
+	if ((err = thread_lock_handle(&t, 1)) != 0)
+		return (err);
+	if (cpu < 0) {
+		ult__rt.sched->unbind(&t->td);
+		thread_unlock(&t->td);
+		return (0);
+	}
+	move = ult__rt.sched->bind(&t->td, cpu);
+	if (move && t == self) {
+		/* sched_bind: switch now; we come back on `cpu'. */
+		ult__mi_switch(self, SW_VOL | SWT_BIND, NULL);
+		ult__userret();
+		return (0);
+	}
+	thread_unlock(&t->td);
+	return (0);
+}

@@ -1,0 +1,187 @@
+/*
+ * Workers: one kernel thread per CPU, each running its CPU's idle thread
+ * (sched_idletd) on its own stack and switching to uthreads from there.
+ *
+ * Parking: an idle worker sleeps on a futex in three states (EMPTY,
+ * NOTIFIED, PARKED), after a short spin, because waking a sleeping kernel
+ * thread costs tens of microseconds against a fraction of one for a
+ * spinning one.  The policy's idle_enter()/tdq_notify() pair decides when
+ * to park and when to wake (see DESIGN.md, "The idle handshake").
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../arch/cpu.h"
+#include "runtime.h"
+
+enum { PARK_EMPTY = 0, PARK_NOTIFIED = 1, PARK_PARKED = 2 };
+
+/* Spin budgets before sleeping in the kernel. */
+#define PARK_SPIN_NS 10000u
+#define PARK_SPIN_BUSY_NS 50000u
+
+static void
+park(struct ult__worker *w, int busy)
+{
+	uint64_t until = ult__now() + (busy ? PARK_SPIN_BUSY_NS : PARK_SPIN_NS);
+	unsigned expect = PARK_EMPTY;
+
+	if (atomic_exchange(&w->park, PARK_EMPTY) == PARK_NOTIFIED)
+		return;
+	for (unsigned i = 1;; i++) {
+		if (ULT_LD(&w->park) == PARK_NOTIFIED) {
+			ULT_ST(&w->park, PARK_EMPTY);
+			return;
+		}
+		if ((i & 63) == 0 && ult__now() >= until)
+			break;
+		ult__cpu_relax();
+	}
+	if (!atomic_compare_exchange_strong(&w->park, &expect, PARK_PARKED)) {
+		ULT_ST(&w->park, PARK_EMPTY); /* was NOTIFIED */
+		return;
+	}
+	while (ULT_LD_ACQ(&w->park) == PARK_PARKED)
+		ult__futex_wait(&w->park, PARK_PARKED, 0);
+	ULT_ST(&w->park, PARK_EMPTY);
+}
+
+void
+ult__worker_unpark(struct ult__worker *w)
+{
+	if (atomic_exchange(&w->park, PARK_NOTIFIED) == PARK_PARKED)
+		ult__futex_wake(&w->park, 1);
+}
+
+void
+ult__worker_became_busy(struct ult__worker *w)
+{
+	ULT_ST(&w->busy, 1);
+	ult__clock_kick(0);
+}
+
+static void
+idle_loop(struct ult__worker *w)
+{
+	const struct sched_ops *s = ult__rt.sched;
+	struct sched_idle *st = &w->idle_state;
+
+	st->oldswitchcnt = -1;
+	for (;;) {
+		int r = s->idle_poll(w->id, st);
+
+		if (r == SCHED_IDLE_RUN) {
+			thread_lock(&w->idle.td);
+			ult__mi_switch(&w->idle, SW_VOL | SWT_IDLE, NULL);
+			continue;
+		}
+		if (ULT_LD(&ult__rt.stopping))
+			break;
+		if (r == SCHED_IDLE_SPIN) {
+			for (int i = s->idle_spins(); i > 0; i--) {
+				if (s->load(w->id))
+					break;
+				ult__cpu_relax();
+			}
+		}
+		if (s->idle_enter(w->id, st))
+			continue;
+		if (ULT_LD(&ult__rt.stopping)) {
+			s->idle_exit(w->id, st);
+			break;
+		}
+		park(w, st->busy);
+		s->idle_exit(w->id, st);
+	}
+}
+
+static void *
+worker_main(void *arg)
+{
+	struct ult__worker *w = arg;
+	pthread_attr_t attr;
+	void *lo = NULL;
+	size_t size = 0;
+	char name[16];
+
+	ult__tls_worker = w;
+	snprintf(name, sizeof(name), "ult-w%d", w->id);
+	ult__os_set_name(name);
+	if (w->oscpu >= 0)
+		ult__os_pin(w->oscpu);
+	ult__altstack_install(w);
+	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+		pthread_attr_getstack(&attr, &lo, &size);
+		pthread_attr_destroy(&attr);
+	}
+	ult__san_adopt_current(&w->idle.san, lo, size);
+	w->last_switch_ns = ult__now();
+	ULT_ST_REL(&w->ready, 1);
+	idle_loop(w);
+	ult__altstack_uninstall();
+	ult__tls_worker = NULL;
+	return (NULL);
+}
+
+int
+ult__workers_start(void)
+{
+	int started = 0, err = 0;
+
+	for (int i = 0; i < ult__rt.ncpu; i++) {
+		struct ult__worker *w = &ult__rt.workers[i];
+		struct ult_thread *idle = &w->idle;
+
+		memset(&idle->td, 0, sizeof(idle->td));
+		ult__list_init(&idle->td.td_runq);
+		ult__rt.sched->idle_init(&idle->td, i);
+		idle->stack = NULL;
+		idle->last_cpu = i;
+		idle->id = 0;
+		strcpy(idle->name, "idle");
+		atomic_init(&idle->lstate, UT_ALIVE);
+		w->curthread = idle;
+	}
+	for (int i = 0; i < ult__rt.ncpu; i++) {
+		if ((err = ult__altstack_setup(&ult__rt.workers[i])) != 0)
+			break;
+		err = pthread_create(&ult__rt.workers[i].pthread, NULL,
+		    worker_main, &ult__rt.workers[i]);
+		if (err != 0)
+			break;
+		started++;
+	}
+	for (int i = 0; i < started; i++) {
+		unsigned spins = 0;
+
+		while (!ULT_LD_ACQ(&ult__rt.workers[i].ready))
+			ult__spin_backoff(&spins);
+	}
+	if (err != 0) {
+		ULT_ST(&ult__rt.stopping, 1);
+		for (int i = 0; i < started; i++) {
+			ult__worker_unpark(&ult__rt.workers[i]);
+			pthread_join(ult__rt.workers[i].pthread, NULL);
+		}
+		for (int i = 0; i < ult__rt.ncpu; i++)
+			ult__altstack_teardown(&ult__rt.workers[i]);
+		return (err);
+	}
+	return (0);
+}
+
+void
+ult__workers_stop(void)
+{
+	ULT_ST(&ult__rt.stopping, 1);
+	for (int i = 0; i < ult__rt.ncpu; i++)
+		ult__worker_unpark(&ult__rt.workers[i]);
+	for (int i = 0; i < ult__rt.ncpu; i++) {
+		pthread_join(ult__rt.workers[i].pthread, NULL);
+		ult__stack_cache_drain(&ult__rt.workers[i]);
+		ult__altstack_teardown(&ult__rt.workers[i]);
+	}
+}

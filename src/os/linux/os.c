@@ -1,0 +1,214 @@
+/*
+ * Linux implementations of os.h, plus the host side of struct mtx: the
+ * slow path spins briefly, then gives the kernel CPU away, because with
+ * more workers than CPUs the lock holder may be waiting for this CPU.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+#include <link.h>
+
+#include "../../arch/cpu.h"
+#include "../../util/lock.h"
+#include "os.h"
+
+uint64_t
+ult__now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}
+
+int
+ult__futex_wait(atomic_uint *addr, unsigned val, uint64_t deadline_ns)
+{
+	struct timespec ts, *tp = NULL;
+	long r;
+
+	if (deadline_ns != 0) {
+		ts.tv_sec = (time_t)(deadline_ns / 1000000000u);
+		ts.tv_nsec = (long)(deadline_ns % 1000000000u);
+		tp = &ts;
+	}
+	/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline. */
+	r = syscall(SYS_futex, addr, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG,
+	    val, tp, NULL, FUTEX_BITSET_MATCH_ANY);
+	if (r == 0)
+		return (0);
+	return (errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR ?
+		errno :
+		EINTR);
+}
+
+void
+ult__futex_wake(atomic_uint *addr, int n)
+{
+	syscall(SYS_futex, addr, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL,
+	    0);
+}
+
+int
+ult__os_cpus(int *cpus, int max)
+{
+	cpu_set_t set;
+	int n = 0;
+
+	if (sched_getaffinity(0, sizeof(set), &set) != 0) {
+		long c = sysconf(_SC_NPROCESSORS_ONLN);
+
+		for (int i = 0; i < c && n < max; i++)
+			cpus[n++] = i;
+		return (n > 0 ? n : 1);
+	}
+	for (int i = 0; i < CPU_SETSIZE && n < max; i++)
+		if (CPU_ISSET(i, &set))
+			cpus[n++] = i;
+	return (n);
+}
+
+int
+ult__os_pin(int oscpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(oscpu, &set);
+	return (pthread_setaffinity_np(pthread_self(), sizeof(set), &set));
+}
+
+void
+ult__os_set_name(const char *name)
+{
+	pthread_setname_np(pthread_self(), name);
+}
+
+static int
+read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (f == NULL)
+		return (-1);
+	ok = fgets(buf, (int)len, f) != NULL;
+	fclose(f);
+	return (ok ? 0 : -1);
+}
+
+/* "0-3,8-11" over OS cpu numbers -> worker ids that run on them. */
+static void
+parse_list(const char *s, int n, const int *oscpu, cpuset_t *out)
+{
+	CS_ZERO(out);
+	while (*s != '\0' && *s != '\n') {
+		char *end;
+		long a = strtol(s, &end, 10), b = a;
+
+		if (end == s)
+			break;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (int i = 0; i < n; i++)
+			if (oscpu[i] >= a && oscpu[i] <= b)
+				CS_SET(i, out);
+		s = (*end == ',') ? end + 1 : end;
+	}
+}
+
+int
+ult__os_topology(int n, const int *oscpu, struct topo_cpu *out)
+{
+	char path[160], buf[512];
+	int found = 0;
+
+	memset(out, 0, sizeof(*out) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		snprintf(path, sizeof(path),
+		    "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
+		    oscpu[i]);
+		if (read_line(path, buf, sizeof(buf)) == 0)
+			parse_list(buf, n, oscpu, &out[i].smt);
+		for (int idx = 0; idx < 16; idx++) {
+			int level;
+
+			snprintf(path, sizeof(path),
+			    "/sys/devices/system/cpu/cpu%d/cache/index%d/level",
+			    oscpu[i], idx);
+			if (read_line(path, buf, sizeof(buf)) != 0)
+				break;
+			level = atoi(buf);
+			snprintf(path, sizeof(path),
+			    "/sys/devices/system/cpu/cpu%d/cache/index%d/type",
+			    oscpu[i], idx);
+			if (read_line(path, buf, sizeof(buf)) == 0 &&
+			    strncmp(buf, "Instruction", 11) == 0)
+				continue;
+			if (level < 1 || level > MAX_CACHE_LEVELS)
+				continue;
+			snprintf(path, sizeof(path),
+			    "/sys/devices/system/cpu/cpu%d/cache/index%d/"
+			    "shared_cpu_list",
+			    oscpu[i], idx);
+			if (read_line(path, buf, sizeof(buf)) != 0)
+				continue;
+			parse_list(buf, n, oscpu, &out[i].share[level]);
+			found = 1;
+		}
+	}
+	return (found ? 0 : -1);
+}
+
+static int
+phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	if (info->dlpi_name == NULL || info->dlpi_name[0] == '\0') {
+		for (int i = 0; i < info->dlpi_phnum; i++)
+			if (info->dlpi_phdr[i].p_type == PT_INTERP)
+				*(int *)data = 0;
+		return (1);
+	}
+	return (0);
+}
+
+int
+ult__os_static_binary(void)
+{
+	int is_static = 1;
+
+	dl_iterate_phdr(phdr_cb, &is_static);
+	return (is_static);
+}
+
+void
+ult__spin_backoff(unsigned *iter)
+{
+	if (++*iter < 128) {
+		ult__cpu_relax();
+		return;
+	}
+	sched_yield();
+}
+
+void
+ult__mtx_lock_slow(struct mtx *m)
+{
+	unsigned spins = 0;
+
+	ULT_ADD(&m->mtx_contended, 1);
+	do {
+		while (ULT_LD(&m->mtx_locked) != 0)
+			ult__spin_backoff(&spins);
+	} while (atomic_exchange_explicit(&m->mtx_locked, 1,
+		     memory_order_acquire) != 0);
+}

@@ -1,0 +1,33 @@
+/*
+ * The only OS-specific calls the runtime makes: futexes, the monotonic
+ * clock, CPU affinity and topology, thread names.
+ */
+#ifndef ULT_OS_LINUX_OS_H
+#define ULT_OS_LINUX_OS_H
+
+#include <stdint.h>
+
+#include "../../sched/topo.h"
+#include "../../util/atomic.h"
+
+/* CLOCK_MONOTONIC in nanoseconds (vDSO, no system call). */
+uint64_t ult__now(void);
+
+/* Sleep while *addr == val, until woken or the absolute CLOCK_MONOTONIC
+ * deadline (0: none).  Returns 0, EAGAIN (value changed), ETIMEDOUT or
+ * EINTR; callers always re-check their condition. */
+int ult__futex_wait(atomic_uint *addr, unsigned val, uint64_t deadline_ns);
+void ult__futex_wake(atomic_uint *addr, int n);
+
+/* The OS CPUs this process may run on, in order; returns how many. */
+int ult__os_cpus(int *cpus, int max);
+/* Pin the calling kernel thread to one OS CPU; 0 or an errno. */
+int ult__os_pin(int oscpu);
+void ult__os_set_name(const char *name);
+/* Cache-sharing sets from sysfs for cpus 0..n-1 that run on oscpu[i];
+ * 0 on success, -1 when unknown (the caller uses one flat group). */
+int ult__os_topology(int n, const int *oscpu, struct topo_cpu *out);
+/* Nonzero if this executable has no program interpreter (static). */
+int ult__os_static_binary(void);
+
+#endif

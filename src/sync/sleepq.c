@@ -1,0 +1,192 @@
+/*
+ * Sleep queues.  A uthread going to sleep moves its thread lock from its
+ * run queue to the chain lock (thread_lock_set), so a waker holding the
+ * chain lock owns the sleeper; the sleeper's switch then blocks its lock
+ * pointer until its registers are saved, and a waker that gets there first
+ * waits for that (thread_lock_block_wait) before making it runnable.
+ */
+#include <errno.h>
+
+#include "../core/runtime.h"
+#include "sleepq.h"
+
+#define SC_TABLESIZE 256
+
+struct sleepq_chain {
+	struct mtx lock;
+	struct ult__list waiters;
+} ULT_ALIGNED_CL;
+
+static struct sleepq_chain chains[SC_TABLESIZE];
+static pthread_once_t chains_once = PTHREAD_ONCE_INIT;
+
+static void
+chains_init(void)
+{
+	for (int i = 0; i < SC_TABLESIZE; i++) {
+		mtx_init(&chains[i].lock, "sleepq chain");
+		ult__list_init(&chains[i].waiters);
+	}
+}
+
+static struct sleepq_chain *
+chain_of(const void *wchan)
+{
+	uintptr_t a = (uintptr_t)wchan;
+
+	return (&chains[((a >> 6) ^ (a >> 14)) % SC_TABLESIZE]);
+}
+
+void
+ult__sleepq_lock(const void *wchan)
+{
+	pthread_once(&chains_once, chains_init);
+	mtx_lock(&chain_of(wchan)->lock);
+}
+
+void
+ult__sleepq_release(const void *wchan)
+{
+	mtx_unlock(&chain_of(wchan)->lock);
+}
+
+void
+ult__sleepq_add(const void *wchan, struct ult__waiter *w)
+{
+	w->wchan = wchan;
+	w->result = 0;
+	atomic_init(&w->futex, 0);
+	ult__list_insert_tail(&chain_of(wchan)->waiters, &w->link);
+}
+
+/* Chain locked, w already unlinked: make its owner run again. */
+static void
+resume(struct sleepq_chain *sc, struct ult__waiter *w)
+{
+	struct thread *td;
+
+	if (w->ut == NULL) {
+		ULT_ST_REL(&w->futex, 1);
+		ult__futex_wake(&w->futex, 1);
+		return;
+	}
+	td = &w->ut->td;
+	thread_lock_block_wait(td);
+	TD_CLR_SLEEPING(td);
+	if (TD_CAN_RUN(td))
+		ult__rt.sched->wakeup(td, SRQ_HOLD);
+	(void)sc;
+}
+
+int
+ult__sleepq_signal(const void *wchan)
+{
+	struct sleepq_chain *sc = chain_of(wchan);
+	struct ult__list *n;
+
+	ULT_LIST_FOREACH(n, &sc->waiters)
+	{
+		struct ult__waiter *w = ULT_CONTAINER_OF(n, struct ult__waiter,
+		    link);
+
+		if (w->wchan == wchan) {
+			ult__list_remove(&w->link);
+			resume(sc, w);
+			return (1);
+		}
+	}
+	return (0);
+}
+
+int
+ult__sleepq_broadcast(const void *wchan)
+{
+	struct sleepq_chain *sc = chain_of(wchan);
+	struct ult__list *n, *t;
+	int woken = 0;
+
+	ULT_LIST_FOREACH_SAFE(n, t, &sc->waiters)
+	{
+		struct ult__waiter *w = ULT_CONTAINER_OF(n, struct ult__waiter,
+		    link);
+
+		if (w->wchan == wchan) {
+			ult__list_remove(&w->link);
+			resume(sc, w);
+			woken++;
+		}
+	}
+	return (woken);
+}
+
+/* Timer expiry for a sleeping uthread: wake it with ETIMEDOUT unless
+ * somebody woke it already. */
+static void
+sleepq_timeout(void *arg)
+{
+	struct ult_thread *ut = arg;
+	struct ult__waiter *w = ULT_LD_ACQ(&ut->slp_waiter);
+	struct sleepq_chain *sc = chain_of(w->wchan);
+
+	mtx_lock(&sc->lock);
+	if (ult__list_linked(&w->link)) {
+		ult__list_remove(&w->link);
+		w->result = ETIMEDOUT;
+		resume(sc, w);
+	}
+	mtx_unlock(&sc->lock);
+}
+
+static int
+wait_foreign(struct sleepq_chain *sc, struct ult__waiter *w,
+    uint64_t deadline)
+{
+	mtx_unlock(&sc->lock);
+	while (ULT_LD_ACQ(&w->futex) == 0) {
+		if (ult__futex_wait(&w->futex, 0, deadline) != ETIMEDOUT)
+			continue;
+		mtx_lock(&sc->lock);
+		if (ult__list_linked(&w->link)) {
+			ult__list_remove(&w->link);
+			mtx_unlock(&sc->lock);
+			return (ETIMEDOUT);
+		}
+		mtx_unlock(&sc->lock);
+		deadline = 0; /* being woken right now */
+	}
+	return (w->result);
+}
+
+int
+ult__sleepq_wait(const void *wchan, struct ult__waiter *w, uint64_t deadline)
+{
+	struct sleepq_chain *sc = chain_of(wchan);
+	struct ult_thread *ut = w->ut;
+	struct thread *td;
+
+	if (deadline != 0 && deadline <= ult__now()) {
+		ult__list_remove(&w->link);
+		mtx_unlock(&sc->lock);
+		return (ETIMEDOUT);
+	}
+	if (ut == NULL)
+		return (wait_foreign(sc, w, deadline));
+	td = &ut->td;
+	if (deadline != 0) {
+		ULT_ST_REL(&ut->slp_waiter, w);
+		if (ult__timer_add(&ut->slp_timer, td->td_oncpu, deadline,
+			sleepq_timeout, ut) != 0) {
+			ult__list_remove(&w->link);
+			mtx_unlock(&sc->lock);
+			return (ENOMEM);
+		}
+	}
+	thread_lock(td);
+	ult__rt.sched->sleep(td, 0);
+	thread_lock_set(td, &sc->lock);
+	TD_SET_SLEEPING(td);
+	ult__mi_switch(ut, SW_VOL | SWT_SLEEPQ, NULL);
+	if (deadline != 0)
+		ult__timer_cancel(&ut->slp_timer);
+	return (w->result);
+}

@@ -1,0 +1,45 @@
+/*
+ * Sleep queues (FreeBSD's subr_sleepqueue.c, reduced): threads wait on an
+ * address, the wait channel, and are woken by signal (one) or broadcast
+ * (all).  Channels hash to chains; a chain's lock protects its waiters,
+ * and while a uthread sleeps it is also the uthread's thread lock.
+ *
+ * A waiter is a uthread (it sleeps through the scheduler and earns ULE
+ * sleep credit) or a foreign pthread (it blocks on a futex in the waiter).
+ * Lock order: chain lock, then a run-queue lock.
+ */
+#ifndef ULT_SYNC_SLEEPQ_H
+#define ULT_SYNC_SLEEPQ_H
+
+#include <stdint.h>
+
+#include "../util/list.h"
+#include "../util/lock.h"
+
+struct ult_thread;
+
+struct ult__waiter {
+	struct ult__list link; /* on the chain while waiting */
+	const void *wchan;
+	struct ult_thread *ut; /* NULL: a foreign thread */
+	atomic_uint futex;     /* foreign: 0 waiting, 1 woken */
+	int result;	       /* 0 or ETIMEDOUT */
+};
+
+/* Lock the chain of wchan. */
+void ult__sleepq_lock(const void *wchan);
+void ult__sleepq_release(const void *wchan);
+/* Chain locked: queue the caller as a waiter on wchan. */
+void ult__sleepq_add(const void *wchan, struct ult__waiter *w);
+/*
+ * Chain locked, after ult__sleepq_add: sleep until woken or until the
+ * absolute deadline (0: none).  Returns with the chain unlocked; 0 when
+ * woken, ETIMEDOUT when the deadline passed first.
+ */
+int ult__sleepq_wait(const void *wchan, struct ult__waiter *w,
+    uint64_t deadline_ns);
+/* Chain locked: wake the first waiter / every waiter; returns how many. */
+int ult__sleepq_signal(const void *wchan);
+int ult__sleepq_broadcast(const void *wchan);
+
+#endif
