@@ -1,0 +1,426 @@
+/*
+ * Simulator implementation: machine.h for virtual CPUs, and the event
+ * loop.  Single threaded, so every lock is uncontended and every thread
+ * hand-off completes at once.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+
+static struct sim *S;
+
+/* Where sleeping threads keep their thread lock (a sleep-queue chain). */
+static struct mtx sleep_lock = MTX_INITIALIZER("sim sleep");
+struct mtx blocked_lock = MTX_INITIALIZER("blocked");
+
+/* ---- machine.h ---- */
+
+int
+mach_ncpu(void)
+{
+	return (S->ncpu);
+}
+
+int
+mach_curcpu(void)
+{
+	return (S->curcpu);
+}
+
+int
+mach_ticks(void)
+{
+	return ((int)(S->now + 1000));
+}
+
+const struct cpu_group *
+mach_cpu_top(void)
+{
+	return (S->topo);
+}
+
+void
+mach_ast(struct thread *td, int cpu)
+{
+	atomic_fetch_or(&td->td_ast, TDA_SCHED);
+	if (TD_IS_IDLETHREAD(td))
+		S->cpu[cpu].awake = 1;
+}
+
+void
+mach_ipi_preempt(int cpu)
+{
+	S->cpu[cpu].ipi = 1;
+}
+
+int
+mach_cpu_idle_wakeup(int cpu)
+{
+	S->cpu[cpu].awake = 1;
+	return (1);
+}
+
+/* Nothing can hold a lock while the simulator waits for it. */
+void
+ult__mtx_lock_slow(struct mtx *m)
+{
+	fprintf(stderr, "sim: lock %s contended\n", m->mtx_name);
+	abort();
+}
+
+void
+ult__spin_backoff(unsigned *iter)
+{
+	if (++*iter > 1000) {
+		fprintf(stderr, "sim: waited on a blocked thread\n");
+		abort();
+	}
+}
+
+/* ---- threads ---- */
+
+static struct sim_thread *
+thread_new(struct sim *s, int run_ms, int sleep_ms)
+{
+	struct sim_thread *t = calloc(1, sizeof(*t));
+
+	if (t == NULL || s->nthreads == SIM_MAXTHREADS)
+		abort();
+	ult__list_init(&t->td.td_runq);
+	atomic_init(&t->td.td_lock, &sleep_lock);
+	s->sched->thread_init(&t->td);
+	t->id = s->nthreads;
+	t->run_ms = run_ms;
+	t->sleep_ms = sleep_ms;
+	t->left = run_ms;
+	t->last_cpu = -1;
+	t->ready_at = s->now;
+	s->threads[s->nthreads++] = t;
+	return (t);
+}
+
+struct sim_thread *
+sim_spawn(struct sim *s, int nice, int run_ms, int sleep_ms, int cpu)
+{
+	struct sim_thread *t = thread_new(s, run_ms, sleep_ms);
+
+	s->curcpu = -1;
+	s->sched->fork(NULL, &t->td);
+	thread_lock(&t->td);
+	if (nice != 0)
+		s->sched->nice(&t->td, nice);
+	if (cpu >= 0)
+		s->sched->bind(&t->td, cpu);
+	t->state = SIM_RUNNABLE;
+	s->sched->add(&t->td, SRQ_BORING);
+	return (t);
+}
+
+struct sim_thread *
+sim_fork(struct sim *s, struct sim_thread *parent, int run_ms, int sleep_ms)
+{
+	struct sim_thread *t = thread_new(s, run_ms, sleep_ms);
+	int cpu = parent->td.td_oncpu;
+
+	s->curcpu = cpu;
+	thread_lock(&parent->td);
+	s->sched->fork(&parent->td, &t->td);
+	thread_unlock(&parent->td);
+	thread_lock(&t->td);
+	t->state = SIM_RUNNABLE;
+	s->sched->add(&t->td, SRQ_BORING);
+	s->curcpu = -1;
+	return (t);
+}
+
+void
+sim_unbind(struct sim *s, struct sim_thread *t)
+{
+	thread_lock(&t->td);
+	s->sched->unbind(&t->td);
+	thread_unlock(&t->td);
+}
+
+/* ---- switching ---- */
+
+static struct sim_thread *
+sim_of(struct thread *td)
+{
+	return ((struct sim_thread *)(void *)td);
+}
+
+/* The thread on cpu gives up the CPU (its lock is held). */
+static void
+do_switch(struct sim *s, int cpu, int flags)
+{
+	struct sim_cpu *c = &s->cpu[cpu];
+	struct sim_thread *from = c->cur, *to;
+	struct mtx *mtx;
+
+	s->curcpu = cpu;
+	to = sim_of(s->sched->switch_(&from->td, NULL, flags, &mtx));
+	thread_lock_unblock(&from->td, mtx);
+	if (from->state == SIM_RUNNING)
+		from->state = SIM_RUNNABLE;
+	if (to != from)
+		c->switches++;
+	c->cur = to;
+	if (to != &c->idle) {
+		if (to->state == SIM_RUNNABLE && s->now - to->ready_at >
+		    to->max_latency)
+			to->max_latency = s->now - to->ready_at;
+		to->state = SIM_RUNNING;
+		if (to->last_cpu >= 0 && to->last_cpu != cpu)
+			to->migrations++;
+		to->last_cpu = cpu;
+	}
+}
+
+/* The runtime's "return to user mode" checks, for cpu's thread. */
+static void
+userret(struct sim *s, int cpu)
+{
+	struct sim_cpu *c = &s->cpu[cpu];
+
+	for (int guard = 0; guard < 8; guard++) {
+		struct thread *td = &c->cur->td;
+
+		s->curcpu = cpu;
+		if (c->cur == &c->idle)
+			return;
+		if (c->ipi) {
+			c->ipi = 0;
+			thread_lock(td);
+			s->sched->preempt(td);
+			thread_unlock(td);
+		}
+		if (atomic_load(&td->td_owepreempt)) {
+			thread_lock(td);
+			do_switch(s, cpu, SW_INVOL | SW_PREEMPT | SWT_OWEPREEMPT);
+			continue;
+		}
+		if (atomic_load(&td->td_ast) & TDA_SCHED) {
+			thread_lock(td);
+			s->sched->prio(td, td->td_user_pri);
+			do_switch(s, cpu, SW_INVOL | SWT_NEEDRESCHED);
+			continue;
+		}
+		if (td_userret_pending(td)) {
+			thread_lock(td);
+			s->sched->userret(td);
+			thread_unlock(td);
+		}
+		return;
+	}
+}
+
+static void
+go_to_sleep(struct sim *s, int cpu)
+{
+	struct sim_thread *t = s->cpu[cpu].cur;
+	struct thread *td = &t->td;
+
+	s->curcpu = cpu;
+	t->bursts++;
+	mtx_lock(&sleep_lock);
+	thread_lock(td);
+	s->sched->sleep(td, 0);
+	thread_lock_set(td, &sleep_lock);
+	TD_SET_SLEEPING(td);
+	t->state = SIM_SLEEPING;
+	t->wake_at = s->now + t->sleep_ms;
+	t->sleep_cpu = cpu;
+	do_switch(s, cpu, SW_VOL | SWT_SLEEPQ);
+}
+
+static void
+wake(struct sim *s, struct sim_thread *t)
+{
+	struct thread *td = &t->td;
+
+	/* The timeout fires on the CPU the thread slept on, as FreeBSD's
+	 * sleepq callouts do. */
+	s->curcpu = t->sleep_cpu;
+	thread_lock(td);
+	TD_CLR_SLEEPING(td);
+	t->state = SIM_RUNNABLE;
+	t->left = t->run_ms;
+	t->ready_at = s->now;
+	s->sched->wakeup(td, 0);
+}
+
+static void
+idle_cpu(struct sim *s, int cpu)
+{
+	struct sim_cpu *c = &s->cpu[cpu];
+	int r;
+
+	if (c->cur != &c->idle)
+		return;
+	s->curcpu = cpu;
+	if (c->sleeping) {
+		if (!c->awake)
+			return;
+		c->sleeping = 0;
+		s->sched->idle_exit(cpu, &c->ist);
+	}
+	r = s->sched->idle_poll(cpu, &c->ist);
+	if (r == SCHED_IDLE_RUN) {
+		thread_lock(&c->idle.td);
+		do_switch(s, cpu, SW_VOL | SWT_IDLE);
+		return;
+	}
+	/* Spinning lasts well under a tick: go straight to sleep. */
+	if (s->sched->idle_enter(cpu, &c->ist))
+		return;
+	c->sleeping = 1;
+	c->awake = 0;
+}
+
+static void
+tick(struct sim *s)
+{
+	s->now++;
+	/* Threads consume the tick that just passed. */
+	for (int cpu = 0; cpu < s->ncpu; cpu++) {
+		struct sim_thread *t = s->cpu[cpu].cur;
+
+		if (t == &s->cpu[cpu].idle)
+			continue;
+		t->cpu_ticks++;
+		t->ran_on[cpu]++;
+	}
+	/* The stat clock, at stathz, samples whoever ran that tick, on busy
+	 * CPUs and on CPU 0 (which drives the balancer). */
+	s->statacc += ULT_STATHZ;
+	if (s->statacc >= ULT_HZ) {
+		s->statacc -= ULT_HZ;
+		for (int cpu = 0; cpu < s->ncpu; cpu++) {
+			s->curcpu = cpu;
+			if (cpu == 0 || s->cpu[cpu].cur != &s->cpu[cpu].idle)
+				s->sched->clock(cpu, 1);
+		}
+	}
+	/* Bursts that ended go to sleep; sleeps that ended wake. */
+	for (int cpu = 0; cpu < s->ncpu; cpu++) {
+		struct sim_thread *t = s->cpu[cpu].cur;
+
+		if (t != &s->cpu[cpu].idle && t->run_ms > 0 && --t->left <= 0)
+			go_to_sleep(s, cpu);
+	}
+	for (int i = 0; i < s->nthreads; i++) {
+		struct sim_thread *t = s->threads[i];
+
+		if (t->state == SIM_SLEEPING && t->wake_at <= s->now)
+			wake(s, t);
+	}
+	for (int cpu = 0; cpu < s->ncpu; cpu++) {
+		idle_cpu(s, cpu);
+		userret(s, cpu);
+	}
+	if (s->check_every && s->now % s->check_every == 0 &&
+	    s->check_failed == NULL)
+		s->check_failed = s->sched->check();
+	s->curcpu = -1;
+}
+
+void
+sim_run(struct sim *s, int64_t ms)
+{
+	/* Newly queued threads are picked up without waiting a tick. */
+	for (int cpu = 0; cpu < s->ncpu; cpu++) {
+		idle_cpu(s, cpu);
+		userret(s, cpu);
+	}
+	while (ms-- > 0)
+		tick(s);
+}
+
+void
+sim_reset_stats(struct sim *s)
+{
+	for (int i = 0; i < s->nthreads; i++) {
+		s->threads[i]->cpu_ticks = 0;
+		s->threads[i]->bursts = 0;
+		s->threads[i]->max_latency = 0;
+		s->threads[i]->migrations = 0;
+		memset(s->threads[i]->ran_on, 0, sizeof(s->threads[i]->ran_on));
+	}
+}
+
+double
+sim_share(struct sim *s, struct sim_thread *t)
+{
+	int64_t total = 0;
+
+	for (int i = 0; i < s->nthreads; i++)
+		total += s->threads[i]->cpu_ticks;
+	return (total ? 100.0 * (double)t->cpu_ticks / (double)total : 0.0);
+}
+
+int
+sim_load(struct sim *s, int cpu)
+{
+	return (s->sched->load(cpu));
+}
+
+void
+sim_topo_desc(struct topo_cpu *desc, int ncpu, int l3, int l2, int smt)
+{
+	memset(desc, 0, sizeof(*desc) * (size_t)ncpu);
+	for (int c = 0; c < ncpu; c++) {
+		int sizes[4] = { 0, smt, l2, l3 };
+
+		for (int l = 1; l <= 3; l++) {
+			int g = sizes[l];
+
+			if (g <= 0)
+				continue;
+			for (int o = c - c % g; o < c - c % g + g && o < ncpu;
+			     o++)
+				CS_SET(o, &desc[c].share[l]);
+		}
+		if (smt > 0)
+			desc[c].smt = desc[c].share[1];
+	}
+}
+
+struct sim *
+sim_create(int ncpu, const struct topo_cpu *desc)
+{
+	struct sim *s = calloc(1, sizeof(*s));
+
+	if (s == NULL || ncpu < 1 || ncpu > SIM_MAXCPU)
+		abort();
+	S = s;
+	s->ncpu = ncpu;
+	s->curcpu = -1;
+	s->sched = &ult__sched_ule;
+	s->topo = ult__topo_build(ncpu, desc);
+	if (s->topo == NULL || s->sched->init() != 0)
+		abort();
+	for (int cpu = 0; cpu < ncpu; cpu++) {
+		struct sim_cpu *c = &s->cpu[cpu];
+
+		ult__list_init(&c->idle.td.td_runq);
+		s->sched->idle_init(&c->idle.td, cpu);
+		c->idle.id = -1 - cpu;
+		c->cur = &c->idle;
+		c->awake = 1;
+		c->ist.oldswitchcnt = -1;
+	}
+	return (s);
+}
+
+void
+sim_destroy(struct sim *s)
+{
+	s->sched->fini();
+	ult__topo_free(s->topo);
+	for (int i = 0; i < s->nthreads; i++)
+		free(s->threads[i]);
+	free(s);
+	S = NULL;
+}

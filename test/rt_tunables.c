@@ -1,0 +1,123 @@
+/*
+ * nice and the kern.sched.* tunables through the public API.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "test.h"
+#include "ult.h"
+
+static atomic_int hogs_stop;
+
+static void *
+hog(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&hogs_stop)) {
+		for (volatile int i = 0; i < 50000; i++)
+			;
+		ult_yield();
+	}
+	return (NULL);
+}
+
+/* Every ULE tunable that makes sense in user space, by FreeBSD name. */
+static const char *names[] = { "kern.sched.quantum", "kern.sched.slice",
+	"kern.sched.interact", "kern.sched.preempt_thresh",
+	"kern.sched.static_boost", "kern.sched.idlespins",
+	"kern.sched.idlespinthresh", "kern.sched.affinity",
+	"kern.sched.balance", "kern.sched.balance_interval",
+	"kern.sched.steal_idle", "kern.sched.steal_thresh",
+	"kern.sched.trysteal_limit", "kern.sched.always_steal",
+	"kern.sched.preemption", "kern.ccpu", "ult.child_runs_first" };
+
+void
+test_nice_and_sysctl(void)
+{
+	struct ult_config cfg = { 0 };
+	struct ult_thread_info a, b;
+	ult_thread_t *t[2];
+	long v, nv;
+	int nice;
+
+	cfg.ncpu = 1;
+	CHECK_EQ(ult_init(&cfg), 0);
+
+	/* FreeBSD's defaults at hz 1000, stathz 127. */
+	CHECK_EQ(ult_sysctl("kern.sched.slice", &v, NULL), 0);
+	CHECK_EQ(v, 12);
+	CHECK_EQ(ult_sysctl("kern.sched.quantum", &v, NULL), 0);
+	CHECK_EQ(v, 94488);
+	CHECK_EQ(ult_sysctl("kern.sched.interact", &v, NULL), 0);
+	CHECK_EQ(v, 30);
+	CHECK_EQ(ult_sysctl("kern.sched.preempt_thresh", &v, NULL), 0);
+	CHECK_EQ(v, 48);
+	CHECK_EQ(ult_sysctl("kern.sched.static_boost", &v, NULL), 0);
+	CHECK_EQ(v, 136);
+	CHECK_EQ(ult_sysctl("kern.sched.steal_thresh", &v, NULL), 0);
+	CHECK_EQ(v, 2);
+	CHECK_EQ(ult_sysctl("kern.sched.balance_interval", &v, NULL), 0);
+	CHECK_EQ(v, 127);
+	for (unsigned i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		CHECK_EQ(ult_sysctl(names[i], &v, NULL), 0);
+
+	/* Set and read back; quantum recomputes the slice. */
+	nv = 6;
+	CHECK_EQ(ult_sysctl("kern.sched.slice", &v, &nv), 0);
+	CHECK_EQ(v, 12);
+	CHECK_EQ(ult_sysctl("kern.sched.slice", &v, NULL), 0);
+	CHECK_EQ(v, 6);
+	nv = 50000;
+	CHECK_EQ(ult_sysctl("kern.sched.quantum", NULL, &nv), 0);
+	CHECK_EQ(ult_sysctl("kern.sched.slice", &v, NULL), 0);
+	CHECK_EQ(v, 6); /* 50000 us / 7874 us per tick, rounded */
+	nv = 94488;
+	CHECK_EQ(ult_sysctl("kern.sched.quantum", NULL, &nv), 0);
+	CHECK_EQ(ult_sysctl("kern.sched.slice", &v, NULL), 0);
+	CHECK_EQ(v, 12);
+
+	/* Errors. */
+	CHECK_EQ(ult_sysctl("kern.sched.nonesuch", &v, NULL), ENOENT);
+	CHECK_EQ(ult_sysctl(NULL, &v, NULL), EINVAL);
+	nv = -1;
+	CHECK_EQ(ult_sysctl("kern.sched.slice", NULL, &nv), EINVAL);
+	CHECK_EQ(ult_sysctl("kern.sched.quantum", NULL, &nv), EINVAL);
+	nv = 101;
+	CHECK_EQ(ult_sysctl("kern.sched.interact", NULL, &nv), EINVAL);
+	nv = 2;
+	CHECK_EQ(ult_sysctl("kern.sched.balance", NULL, &nv), EINVAL);
+	nv = 0;
+	CHECK_EQ(ult_sysctl("kern.sched.preemption", NULL, &nv), EPERM);
+	CHECK_EQ(ult_sysctl("kern.sched.interact", &v, NULL), 0);
+	CHECK_EQ(v, 30); /* failed writes change nothing */
+
+	/*
+	 * nice: two yielding hogs on one worker.  The +20 one gets less CPU
+	 * and a batch priority at least 20 above the best batch level.  How
+	 * much less varies from run to run (yielding threads reinsert ahead
+	 * in the calendar while their priority climbs); the shares of CPU
+	 * hogs are checked exactly in the simulator.
+	 */
+	atomic_store(&hogs_stop, 0);
+	CHECK_EQ(ult_spawn(&t[0], NULL, hog, NULL), 0);
+	CHECK_EQ(ult_spawn(&t[1], NULL, hog, NULL), 0);
+	CHECK_EQ(ult_setnice(t[1], 20), 0);
+	CHECK_EQ(ult_getnice(t[1], &nice), 0);
+	CHECK_EQ(nice, 20);
+	CHECK_EQ(ult_getnice(t[0], &nice), 0);
+	CHECK_EQ(nice, 0);
+	ult_sleep_ns(1000000000);
+	CHECK_EQ(ult_thread_info(t[0], &a), 0);
+	CHECK_EQ(ult_thread_info(t[1], &b), 0);
+	CHECK_EQ(b.nice, 20);
+	CHECK(a.priority >= 156 && b.priority >= 156 + 20);
+	CHECK(b.runtime_ns < a.runtime_ns);
+	CHECK_EQ(ult_setnice(t[1], -20), 0);
+	CHECK_EQ(ult_getnice(t[1], &nice), 0);
+	CHECK_EQ(nice, -20);
+	atomic_store(&hogs_stop, 1);
+	CHECK_EQ(ult_join(t[0], NULL), 0);
+	CHECK_EQ(ult_join(t[1], NULL), 0);
+	CHECK_EQ(ult_shutdown(), 0);
+}

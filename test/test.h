@@ -1,0 +1,76 @@
+/*
+ * The tiny assertion kit every test uses.  A failed CHECK prints where and
+ * exits 1; SKIP exits 77, which CTest reports as skipped.
+ */
+#ifndef ULT_TEST_H
+#define ULT_TEST_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define CHECK(c)                                                              \
+	do {                                                                   \
+		if (!(c)) {                                                    \
+			fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, \
+			    __LINE__, #c);                                     \
+			exit(1);                                               \
+		}                                                              \
+	} while (0)
+
+#define CHECK_EQ(a, b)                                                        \
+	do {                                                                   \
+		long long a_ = (long long)(a), b_ = (long long)(b);            \
+		if (a_ != b_) {                                                \
+			fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", \
+			    __FILE__, __LINE__, #a, a_, #b, b_);               \
+			exit(1);                                               \
+		}                                                              \
+	} while (0)
+
+#define SKIP(why)                                                             \
+	do {                                                                   \
+		fprintf(stderr, "skipped: %s\n", why);                         \
+		exit(77);                                                      \
+	} while (0)
+
+/*
+ * errno through a fresh lookup.  The compiler may keep &errno (a TLS
+ * address) in a register across a call; a uthread that migrated during
+ * the call would then read its old worker's errno.  The runtime saves and
+ * restores errno per uthread, which these helpers observe; plain `errno'
+ * is only reliable across switches for threads that cannot migrate (see
+ * DESIGN.md, "errno and TLS").
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#define TEST_NOIPA __attribute__((noipa, unused))
+#else
+#define TEST_NOIPA __attribute__((noinline, unused))
+#endif
+
+#include <errno.h>
+
+TEST_NOIPA static int
+errno_get(void)
+{
+	return (errno);
+}
+
+TEST_NOIPA static void
+errno_set(int e)
+{
+	errno = e;
+}
+
+/* Deterministic per-test random numbers (xorshift). */
+static inline unsigned
+test_rand(unsigned *s)
+{
+	unsigned x = *s ? *s : 0x9e3779b9u;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	return (*s = x);
+}
+
+#endif
