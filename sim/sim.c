@@ -45,7 +45,7 @@ void
 mach_ast(struct thread *td, int cpu)
 {
 	atomic_fetch_or(&td->td_ast, TDA_SCHED);
-	if (TD_IS_IDLETHREAD(td))
+	if (td == &S->cpu[cpu].idle.td)
 		S->cpu[cpu].awake = 1;
 }
 

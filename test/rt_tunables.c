@@ -93,11 +93,12 @@ test_nice_and_sysctl(void)
 	CHECK_EQ(v, 30); /* failed writes change nothing */
 
 	/*
-	 * nice: two yielding hogs on one worker.  The +20 one gets less CPU
-	 * and a batch priority at least 20 above the best batch level.  How
-	 * much less varies from run to run (yielding threads reinsert ahead
-	 * in the calendar while their priority climbs); the shares of CPU
-	 * hogs are checked exactly in the simulator.
+	 * nice: two yielding hogs on one worker.  Both are batch threads,
+	 * and nice adds to the batch priority, so the +20 one sits at least
+	 * 20 levels above the best batch priority.  (How the CPU splits
+	 * between yielding hogs varies from run to run, as yielders reinsert
+	 * ahead in the calendar while their priority climbs; the shares of
+	 * CPU hogs are checked exactly in the simulator.)
 	 */
 	atomic_store(&hogs_stop, 0);
 	CHECK_EQ(ult_spawn(&t[0], NULL, hog, NULL), 0);
@@ -112,7 +113,6 @@ test_nice_and_sysctl(void)
 	CHECK_EQ(ult_thread_info(t[1], &b), 0);
 	CHECK_EQ(b.nice, 20);
 	CHECK(a.priority >= 156 && b.priority >= 156 + 20);
-	CHECK(b.runtime_ns < a.runtime_ns);
 	CHECK_EQ(ult_setnice(t[1], -20), 0);
 	CHECK_EQ(ult_getnice(t[1], &nice), 0);
 	CHECK_EQ(nice, -20);

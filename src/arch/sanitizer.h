@@ -71,7 +71,9 @@ ult__san_destroy(struct ult__san *s)
 	s->tsan_fiber = NULL;
 #endif
 #ifdef ULT_HAVE_VALGRIND_H
-	VALGRIND_STACK_DEREGISTER(s->vg_stack_id);
+	if (s->vg_stack_id != 0)
+		VALGRIND_STACK_DEREGISTER(s->vg_stack_id);
+	s->vg_stack_id = 0;
 #endif
 	(void)s;
 }
@@ -100,12 +102,49 @@ ult__san_switch(struct ult__san *from, struct ult__san *to, int dying)
 	__sanitizer_start_switch_fiber(dying ? NULL : &from->asan_fake_stack,
 	    to->stack_lo, to->stack_size);
 #endif
-#ifdef ULT_HAVE_TSAN
-	__tsan_switch_to_fiber(to->tsan_fiber, 0);
-#endif
 	(void)from;
 	(void)to;
 	(void)dying;
+}
+
+/*
+ * TSan binds a fiber to one kernel thread at a time, so the fiber switch
+ * happens in the middle step of the context switch, on the worker's own
+ * scratch fiber: first leave the outgoing fiber (before it can be resumed
+ * elsewhere), then, once the incoming thread has been released by its
+ * previous worker, enter it.
+ */
+static inline void
+ult__san_mid_enter(struct ult__san *scratch)
+{
+#ifdef ULT_HAVE_TSAN
+	__tsan_switch_to_fiber(scratch->tsan_fiber, 0);
+#endif
+	(void)scratch;
+}
+
+static inline void
+ult__san_mid_leave(struct ult__san *to)
+{
+#ifdef ULT_HAVE_TSAN
+	__tsan_switch_to_fiber(to->tsan_fiber, 0);
+#endif
+	(void)to;
+}
+
+/* A worker's scratch context (no stack of its own to describe). */
+static inline void
+ult__san_scratch_create(struct ult__san *s)
+{
+	s->asan_fake_stack = NULL;
+	s->stack_lo = NULL;
+	s->stack_size = 0;
+	s->vg_stack_id = 0;
+#ifdef ULT_HAVE_TSAN
+	s->tsan_fiber = __tsan_create_fiber(0);
+#else
+	s->tsan_fiber = NULL;
+#endif
 }
 
 /* First thing on the destination stack after a switch. */

@@ -54,10 +54,10 @@ ult_thread_info(ult_thread_t *t, struct ult_thread_info *out)
 	out->interact_score = st.interact_score;
 	out->state = state_of(t);
 	out->pctcpu = 100.0 * st.pctcpu / FSCALE;
-	out->runtime_ns = t->runtime_ns;
-	out->nvcsw = t->nvcsw;
-	out->nivcsw = t->nivcsw;
-	out->nmigrations = t->nmigrations;
+	out->runtime_ns = ULT_LD(&t->runtime_ns);
+	out->nvcsw = ULT_LD(&t->nvcsw);
+	out->nivcsw = ULT_LD(&t->nivcsw);
+	out->nmigrations = ULT_LD(&t->nmigrations);
 	thread_unlock(&t->td);
 	return (0);
 }

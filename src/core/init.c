@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../util/mem.h"
 #include "runtime.h"
 
 struct ult__runtime ult__rt;
@@ -136,15 +137,13 @@ ult_init(const struct ult_config *cfg)
 	}
 	ult__rt.topo = ult__topo_build(ult__rt.ncpu, desc);
 	free(desc);
-	ult__rt.workers = aligned_alloc(ULT_CACHELINE,
-	    sizeof(struct ult__worker) * (size_t)ult__rt.ncpu);
+	ult__rt.workers = ult__zalloc_cl((size_t)ult__rt.ncpu,
+	    sizeof(struct ult__worker));
 	if (ult__rt.topo == NULL || ult__rt.workers == NULL) {
 		teardown(0, 0, 0);
 		pthread_mutex_unlock(&init_lock);
 		return (ENOMEM);
 	}
-	memset(ult__rt.workers, 0,
-	    sizeof(struct ult__worker) * (size_t)ult__rt.ncpu);
 	for (int i = 0; i < ult__rt.ncpu; i++) {
 		ult__rt.workers[i].id = i;
 		ult__rt.workers[i].oscpu = pinned ? oscpu[i] : -1;

@@ -63,7 +63,7 @@ mach_ast(struct thread *td, int cpu)
 	atomic_fetch_or_explicit(&td->td_ast, TDA_SCHED, memory_order_relaxed);
 	/* An AST for an idle thread means "look at your queue": its worker
 	 * may be parked. */
-	if (TD_IS_IDLETHREAD(td))
+	if (td == &ult__rt.workers[cpu].idle.td)
 		ult__worker_unpark(&ult__rt.workers[cpu]);
 }
 

@@ -55,8 +55,8 @@ struct ult_thread {
 	int last_cpu;	   /* worker it last ran on, for nmigrations */
 	uint64_t id;
 	char name[32];
-	/* statistics, written by the thread's own switches */
-	uint64_t runtime_ns, nvcsw, nivcsw, nmigrations;
+	/* statistics, written only by the thread's own switches */
+	atomic_uint_fast64_t runtime_ns, nvcsw, nivcsw, nmigrations;
 	/* sleeping */
 	struct ult__timer slp_timer; /* timeouts; also the sleep wchan */
 	struct ult__waiter *_Atomic slp_waiter;
@@ -88,6 +88,7 @@ struct ult__worker {
 	struct sched_idle idle_state;
 	void *altstack;
 	void *scratch_top; /* see switch.c:switch_mid */
+	struct ult__san scratch_san;
 	struct ult__stack *stack_cache; /* default-size stacks, LIFO */
 	int nstack_cache;
 } ULT_ALIGNED_CL;

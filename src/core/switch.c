@@ -54,11 +54,11 @@ account(struct ult__worker *w, struct ult_thread *from, uint64_t now,
 		return;
 	}
 	ULT_ST(&w->busy_ns, ULT_LD(&w->busy_ns) + d);
-	from->runtime_ns += d;
+	ULT_ST(&from->runtime_ns, ULT_LD(&from->runtime_ns) + d);
 	if (flags & SW_VOL)
-		from->nvcsw++;
-	else
-		from->nivcsw++;
+		ULT_ST(&from->nvcsw, ULT_LD(&from->nvcsw) + 1);
+	else if (flags & SW_INVOL)
+		ULT_ST(&from->nivcsw, ULT_LD(&from->nivcsw) + 1);
 }
 
 /*
@@ -76,10 +76,12 @@ switch_mid(void *arg)
 	struct thread *to = &w->curthread->td;
 	unsigned spins = 0;
 
+	ult__san_mid_enter(&w->scratch_san);
 	if (!w->sw_dying)
 		thread_lock_unblock(&w->sw_prev->td, w->sw_mtx);
 	while (ULT_LD_ACQ(&to->td_lock) == &blocked_lock)
 		ult__spin_backoff(&spins);
+	ult__san_mid_leave(&w->curthread->san);
 }
 
 /* Save `from', resume `to'.  Returns in `from' when it next runs. */
@@ -117,7 +119,7 @@ ult__switch_finish(void)
 		ult__thread_dead(w, w->sw_prev);
 	if (cur->last_cpu != w->id) {
 		if (cur->last_cpu >= 0)
-			cur->nmigrations++;
+			ULT_ST(&cur->nmigrations, ULT_LD(&cur->nmigrations) + 1);
 		cur->last_cpu = w->id;
 	}
 	errno_restore(cur->saved_errno);
@@ -153,10 +155,10 @@ ult__exit_switch(struct ult_thread *ut)
 	uint64_t now = ult__now();
 	struct thread *ntd;
 
-	account(w, ut, now, SW_VOL);
+	thread_lock(&ut->td);
+	account(w, ut, now, 0);
 	w->clk_ns = now;
 	w->clk_valid = 1;
-	thread_lock(&ut->td);
 	ut->td.td_flags |= TDF_EXITING;
 	ntd = ult__rt.sched->throw_(&ut->td);
 	w->clk_valid = 0;

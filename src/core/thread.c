@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "../sync/sleepq.h"
+#include "../util/mem.h"
 #include "runtime.h"
 
 /* The lock of threads that have exited: never contended in practice. */
@@ -37,14 +38,12 @@ thread_alloc(void)
 
 	mtx_lock(&slab_lock);
 	if (free_head == NULL) {
-		struct slab_chunk *c = aligned_alloc(ULT_CACHELINE,
-		    sizeof(*c));
+		struct slab_chunk *c = ult__zalloc_cl(1, sizeof(*c));
 
 		if (c == NULL) {
 			mtx_unlock(&slab_lock);
 			return (NULL);
 		}
-		memset(c, 0, sizeof(*c));
 		c->next = slab_chunks;
 		slab_chunks = c;
 		for (int i = 0; i < SLAB_CHUNK; i++) {
@@ -178,7 +177,10 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 		strncpy(ut->name, a->name, sizeof(ut->name) - 1);
 		ut->name[sizeof(ut->name) - 1] = '\0';
 	}
-	ut->runtime_ns = ut->nvcsw = ut->nivcsw = ut->nmigrations = 0;
+	atomic_init(&ut->runtime_ns, 0);
+	atomic_init(&ut->nvcsw, 0);
+	atomic_init(&ut->nivcsw, 0);
+	atomic_init(&ut->nmigrations, 0);
 	ult__timer_init(&ut->slp_timer);
 	atomic_init(&ut->slp_waiter, NULL);
 	ult__ctx_init(&ut->ctx, (char *)ut->stack->base + ut->stack->guard,

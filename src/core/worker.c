@@ -118,9 +118,11 @@ worker_main(void *arg)
 		pthread_attr_destroy(&attr);
 	}
 	ult__san_adopt_current(&w->idle.san, lo, size);
+	ult__san_scratch_create(&w->scratch_san);
 	w->last_switch_ns = ult__now();
 	ULT_ST_REL(&w->ready, 1);
 	idle_loop(w);
+	ult__san_destroy(&w->scratch_san);
 	ult__altstack_uninstall();
 	ult__tls_worker = NULL;
 	return (NULL);

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../util/mem.h"
 #include "sched_ule.h"
 
 /* Tunables, with FreeBSD's defaults at hz = 1000, stathz = 127. */
@@ -218,12 +219,21 @@ sched_shouldpreempt(int pri, int cpri, int remote)
 	return (0);
 }
 
-/* A thread of priority pri was added to the calling CPU's queue. */
+/*
+ * A thread of priority pri was added to the calling CPU's queue.  When
+ * the clock thread acts for this CPU, the current thread may be in the
+ * middle of switching away (its lock is then not this queue's): it will
+ * choose among the queue anyway, so there is nothing to request.
+ */
 void
 sched_setpreempt(struct tdq *tdq, int pri)
 {
 	struct thread *ctd = ULT_LD(&tdq->tdq_curthread);
-	int cpri = ctd->td_priority;
+	int cpri;
+
+	if (ULT_LD(&ctd->td_lock) != TDQ_LOCKPTR(tdq))
+		return;
+	cpri = ctd->td_priority;
 
 	if (pri < cpri)
 		mach_ast(ctd, tdq->tdq_id);
@@ -289,9 +299,11 @@ ule_switch(struct thread *td, struct thread *newtd, int flags,
 	else
 		ts->ts_rltick = now;
 	td->td_lastcpu = td->td_oncpu;
+	td->td_oncpu = NOCPU; /* before another CPU can pick td up */
 	preempted = (td->td_flags & TDF_SLICEEND) == 0 &&
 	    (flags & SW_PREEMPT) != 0;
-	td->td_flags &= ~(TDF_PICKCPU | TDF_SLICEEND);
+	if (td->td_flags & (TDF_PICKCPU | TDF_SLICEEND))
+		td->td_flags &= ~(TDF_PICKCPU | TDF_SLICEEND);
 	atomic_fetch_and_explicit(&td->td_ast, ~TDA_SCHED,
 	    memory_order_relaxed);
 	ULT_ST(&td->td_owepreempt, 0);
@@ -321,7 +333,6 @@ ule_switch(struct thread *td, struct thread *newtd, int flags,
 		if (TDQ_LOAD(tdq) == 0)
 			tdq_trysteal(tdq);
 	}
-	td->td_oncpu = NOCPU;
 
 	if (newtd != NULL) {
 		/* Handed over by the caller, which took it off our queue. */
@@ -527,6 +538,15 @@ ule_clock(int cpu, int cnt)
 			tdq->tdq_ridx = tdq->tdq_idx;
 	}
 	td = ULT_LD(&tdq->tdq_curthread);
+	/*
+	 * The kernel's statclock interrupts its own CPU and so never meets a
+	 * thread halfway through sched_switch.  Ours runs beside the CPU: a
+	 * current thread whose lock is not this queue's is going to sleep or
+	 * being switched out right now, and its state is not ours to touch;
+	 * that tick is not charged.
+	 */
+	if (ULT_LD(&td->td_lock) != TDQ_LOCKPTR(tdq))
+		goto out;
 	ts = td_get_sched(td);
 	sched_pctcpu_update(ts, 1, now);
 	if ((td->td_pri_class & PRI_FIFO_BIT) || TD_IS_IDLETHREAD(td))
@@ -868,7 +888,7 @@ ule_init(void)
 {
 	int n = mach_ncpu();
 
-	tdq_cpu = aligned_alloc(ULT_CACHELINE, sizeof(struct tdq) * (size_t)n);
+	tdq_cpu = ult__zalloc_cl((size_t)n, sizeof(struct tdq));
 	sched_randomval = calloc((size_t)n + 1, sizeof(*sched_randomval));
 	if (tdq_cpu == NULL || sched_randomval == NULL) {
 		free(tdq_cpu);

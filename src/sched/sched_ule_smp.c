@@ -297,7 +297,7 @@ tdq_notify(struct tdq *tdq, int lowpri)
 		return;
 	ULT_FENCE();
 	cur = ULT_LD(&tdq->tdq_curthread);
-	if (TD_IS_IDLETHREAD(cur) &&
+	if (cur == tdq->tdq_idlethread &&
 	    (ULT_LD(&tdq->tdq_cpu_idle) == 0 || mach_cpu_idle_wakeup(cpu)))
 		return;
 	ULT_ST(&tdq->tdq_owepreempt, 1);

@@ -8,6 +8,7 @@
 
 #include "../arch/cpu.h"
 #include "../core/runtime.h"
+#include "../util/mem.h"
 #include "timer.h"
 
 struct ult__timer_heap {
@@ -24,7 +25,7 @@ static int nheaps;
 int
 ult__timers_init(int n)
 {
-	heaps = aligned_alloc(ULT_CACHELINE, sizeof(*heaps) * (size_t)n);
+	heaps = ult__zalloc_cl((size_t)n, sizeof(*heaps));
 	if (heaps == NULL)
 		return (ENOMEM);
 	for (int i = 0; i < n; i++) {
