@@ -169,7 +169,8 @@ struct ult_thread_info {
 	int cpu;	    /* worker it runs or last ran on */
 	int priority;	    /* ULE priority 0..255, lower is better */
 	int nice;	    /* -20..20 */
-	int interact_score; /* ULE interactivity score 0..100 (<30: interactive) */
+	int interact_score; /* ULE interactivity score 0..100 (<30: interactive)
+			     */
 	int state;	    /* ULT_STATE_* */
 	double pctcpu;	    /* ULE %CPU estimate, 0..100 */
 	uint64_t runtime_ns, nvcsw, nivcsw, nmigrations;

@@ -17,4 +17,22 @@ ult__cpu_relax(void)
 #endif
 }
 
+/*
+ * A cheap cycle counter for the runtime's fast clock: returns 1 and the
+ * count when the CPU has one the runtime trusts, 0 otherwise.
+ */
+#include <stdint.h>
+
+static inline int
+ult__cpu_cycles(uint64_t *c)
+{
+#if defined(__x86_64__)
+	*c = __builtin_ia32_rdtsc();
+	return (1);
+#else
+	*c = 0;
+	return (0);
+#endif
+}
+
 #endif

@@ -31,11 +31,11 @@
 
 /* Per-context sanitizer state, embedded in every uthread and worker. */
 struct ult__san {
-	void *asan_fake_stack;	/* ASan: saved when this context leaves */
-	const void *stack_lo;	/* bounds ASan needs to enter this context */
+	void *asan_fake_stack; /* ASan: saved when this context leaves */
+	const void *stack_lo;  /* bounds ASan needs to enter this context */
 	size_t stack_size;
-	void *tsan_fiber;	/* TSan: fiber of this context */
-	unsigned vg_stack_id;	/* Valgrind: registered stack */
+	void *tsan_fiber;     /* TSan: fiber of this context */
+	unsigned vg_stack_id; /* Valgrind: registered stack */
 };
 
 /* A uthread context on the given stack is being created. */

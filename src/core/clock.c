@@ -25,9 +25,9 @@
 
 static struct {
 	pthread_t thread;
-	atomic_uint seq;	  /* futex word: bumped by every kick */
-	_Atomic uint64_t target;  /* when the clock thread wakes next */
-	atomic_int idle_mode;	  /* sleeping because no worker is busy */
+	atomic_uint seq;	 /* futex word: bumped by every kick */
+	_Atomic uint64_t target; /* when the clock thread wakes next */
+	atomic_int idle_mode;	 /* sleeping because no worker is busy */
 	atomic_int stop;
 } clk;
 
@@ -68,6 +68,7 @@ clock_main(void *arg)
 
 		if (ULT_LD(&clk.stop))
 			break;
+		ult__fastclock_update();
 		now = ult__now();
 		busy = any_busy();
 		if (!busy) {
@@ -90,7 +91,8 @@ clock_main(void *arg)
 			continue;
 		if (target != UINT64_MAX && target <= ult__now())
 			continue;
-		ult__futex_wait(&clk.seq, seq, target == UINT64_MAX ? 0 : target);
+		ult__futex_wait(&clk.seq, seq,
+		    target == UINT64_MAX ? 0 : target);
 	}
 	return (NULL);
 }
@@ -106,8 +108,8 @@ void
 ult__clock_kick(uint64_t deadline)
 {
 	ULT_FENCE();
-	if (deadline == 0 ? ULT_LD(&clk.idle_mode) != 0 :
-			    deadline < ULT_LD(&clk.target))
+	if (deadline == 0 ? ULT_LD(&clk.idle_mode) != 0
+			  : deadline < ULT_LD(&clk.target))
 		wake();
 }
 

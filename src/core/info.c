@@ -86,8 +86,8 @@ ult_cpu_info(int cpu, struct ult_cpu_info *out)
 
 /* Tunables of the runtime itself, beside the policy's. */
 static const struct sched_tunable rt_tunables[] = {
-	{ "ult.child_runs_first", &ult__rt.child_first, 0, 1, NULL, NULL },
-	{ NULL, NULL, 0, 0, NULL, NULL },
+    {"ult.child_runs_first", &ult__rt.child_first, 0, 1, NULL, NULL},
+    {NULL, NULL, 0, 0, NULL, NULL},
 };
 
 static const struct sched_tunable *
@@ -114,8 +114,7 @@ ult_sysctl(const char *name, long *oldval, const long *newval)
 	if (newval != NULL) {
 		if (t->var == NULL && t->set == NULL)
 			return (EPERM);
-		if (t->var != NULL &&
-		    (*newval < t->min || *newval > t->max))
+		if (t->var != NULL && (*newval < t->min || *newval > t->max))
 			return (EINVAL);
 	}
 	if (oldval != NULL)

@@ -70,9 +70,9 @@ configure(const struct ult_config *cfg, int nos)
 		ult__rt.stack_size = (ult__rt.stack_size + pg - 1) & ~(pg - 1);
 	}
 
-	ult__rt.sched = policy_lookup(cfg != NULL && cfg->policy != NULL ?
-		cfg->policy :
-		getenv("ULT_POLICY"));
+	ult__rt.sched = policy_lookup(cfg != NULL && cfg->policy != NULL
+		? cfg->policy
+		: getenv("ULT_POLICY"));
 	if (ult__rt.sched == NULL)
 		return (EINVAL);
 
@@ -120,6 +120,7 @@ ult_init(const struct ult_config *cfg)
 		pthread_mutex_unlock(&init_lock);
 		return (err);
 	}
+	ult__fastclock_init();
 	ult__rt.epoch_ns = ult__now();
 	atomic_init(&ult__rt.ticks_max, 0);
 	atomic_init(&ult__rt.nthreads, 0);
@@ -129,16 +130,16 @@ ult_init(const struct ult_config *cfg)
 	 * workers than CPUs, pinning would stack several on one CPU while
 	 * others sit empty, so the kernel places them instead. */
 	pinned = ult__rt.ncpu <= nos;
-	if (pinned && (desc = calloc((size_t)ult__rt.ncpu, sizeof(*desc))) !=
-		NULL &&
+	if (pinned &&
+	    (desc = calloc((size_t)ult__rt.ncpu, sizeof(*desc))) != NULL &&
 	    ult__os_topology(ult__rt.ncpu, oscpu, desc) != 0) {
 		free(desc);
 		desc = NULL;
 	}
 	ult__rt.topo = ult__topo_build(ult__rt.ncpu, desc);
 	free(desc);
-	ult__rt.workers = ult__zalloc_cl((size_t)ult__rt.ncpu,
-	    sizeof(struct ult__worker));
+	ult__rt.workers =
+	    ult__zalloc_cl((size_t)ult__rt.ncpu, sizeof(struct ult__worker));
 	if (ult__rt.topo == NULL || ult__rt.workers == NULL) {
 		teardown(0, 0, 0);
 		pthread_mutex_unlock(&init_lock);

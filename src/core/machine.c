@@ -40,12 +40,14 @@ int
 mach_ticks(void)
 {
 	struct ult__worker *w = ult__tls_worker;
-	uint64_t ns = (w != NULL && w->clk_valid) ? w->clk_ns : ult__now();
-	unsigned t = (unsigned)ult__ticks_of(ns), cur = ULT_LD(&ult__rt.ticks_max);
+	uint64_t ns =
+	    (w != NULL && w->clk_valid) ? w->clk_ns : ult__fastclock_now();
+	unsigned t = (unsigned)ult__ticks_of(ns),
+		 cur = ULT_LD(&ult__rt.ticks_max);
 
 	while ((int)(t - cur) > 0) {
-		if (atomic_compare_exchange_weak_explicit(&ult__rt.ticks_max, &cur, t,
-			memory_order_relaxed, memory_order_relaxed))
+		if (atomic_compare_exchange_weak_explicit(&ult__rt.ticks_max,
+			&cur, t, memory_order_relaxed, memory_order_relaxed))
 			return ((int)t);
 	}
 	return ((int)cur);

@@ -34,9 +34,9 @@ enum {
 };
 
 struct ult__stack {
-	void *base;	   /* start of the mapping slot: guard, then stack */
-	size_t guard;	   /* bytes of guard at base */
-	size_t size;	   /* usable bytes above the guard */
+	void *base;   /* start of the mapping slot: guard, then stack */
+	size_t guard; /* bytes of guard at base */
+	size_t size;  /* usable bytes above the guard */
 	struct ult__stack *next;
 };
 
@@ -67,9 +67,9 @@ struct ult__worker {
 	int id;
 	int oscpu; /* pinned OS cpu, or -1 */
 	pthread_t pthread;
-	struct ult_thread idle;		  /* the idle thread: this worker's
-					     own stack, running the loop */
-	struct ult_thread *curthread;	  /* running uthread, or &idle */
+	struct ult_thread idle;	      /* the idle thread: this worker's
+					 own stack, running the loop */
+	struct ult_thread *curthread; /* running uthread, or &idle */
 	/* hand-off from the switching thread to the one switched to */
 	struct ult_thread *sw_prev;
 	struct mtx *sw_mtx;
@@ -79,10 +79,10 @@ struct ult__worker {
 	int clk_valid;
 	uint64_t last_switch_ns;
 	/* cross-thread words */
-	atomic_uint park;  /* parker: see worker.c */
-	atomic_int ipi;	   /* IPI_PREEMPT pending */
-	atomic_int busy;   /* running a uthread: the clock ticks it */
-	atomic_int ready;  /* worker has started */
+	atomic_uint park; /* parker: see worker.c */
+	atomic_int ipi;	  /* IPI_PREEMPT pending */
+	atomic_int busy;  /* running a uthread: the clock ticks it */
+	atomic_int ready; /* worker has started */
 	/* statistics */
 	atomic_uint_fast64_t nswitch, idle_ns, busy_ns;
 	struct sched_idle idle_state;
@@ -93,7 +93,11 @@ struct ult__worker {
 	int nstack_cache;
 } ULT_ALIGNED_CL;
 
-enum { RT_STOPPED = 0, RT_RUNNING, RT_STOPPING };
+enum {
+	RT_STOPPED = 0,
+	RT_RUNNING,
+	RT_STOPPING
+};
 
 struct ult__runtime {
 	atomic_int state; /* RT_* */
@@ -103,9 +107,9 @@ struct ult__runtime {
 	struct cpu_group *topo;
 	size_t stack_size;
 	int preempt;
-	uint64_t epoch_ns; /* ticks are counted from here */
+	uint64_t epoch_ns;     /* ticks are counted from here */
 	atomic_uint ticks_max; /* see machine.c:mach_ticks */
-	atomic_uint nthreads; /* uthreads not yet exited; futex word */
+	atomic_uint nthreads;  /* uthreads not yet exited; futex word */
 	atomic_uint_fast64_t next_id;
 	atomic_int stopping;
 	atomic_int child_first; /* ult.child_runs_first */

@@ -121,7 +121,6 @@ ult__signals_fini(void)
 int
 ult__altstack_setup(struct ult__worker *w)
 {
-
 	w->altstack = mmap(NULL, ALTSTACK_SIZE + SCRATCH_SIZE,
 	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (w->altstack == MAP_FAILED) {

@@ -43,10 +43,10 @@ errno_restore(int e)
 
 /* Charge the time since the last switch on this worker. */
 static void
-account(struct ult__worker *w, struct ult_thread *from, uint64_t now,
-    int flags)
+account(struct ult__worker *w, struct ult_thread *from, uint64_t now, int flags)
 {
-	uint64_t d = now - w->last_switch_ns;
+	/* The fast clock may step back a little when it is re-anchored. */
+	uint64_t d = now > w->last_switch_ns ? now - w->last_switch_ns : 0;
 
 	w->last_switch_ns = now;
 	if (from == &w->idle) {
@@ -86,8 +86,8 @@ switch_mid(void *arg)
 
 /* Save `from', resume `to'.  Returns in `from' when it next runs. */
 static void
-switch_to(struct ult__worker *w, struct ult_thread *from,
-    struct ult_thread *to, struct mtx *mtx, int dying)
+switch_to(struct ult__worker *w, struct ult_thread *from, struct ult_thread *to,
+    struct mtx *mtx, int dying)
 {
 	w->sw_prev = from;
 	w->sw_mtx = mtx;
@@ -100,7 +100,8 @@ switch_to(struct ult__worker *w, struct ult_thread *from,
 		ULT_ST(&w->busy, 0);
 	from->saved_errno = errno_save();
 	ult__san_switch(&from->san, &to->san, dying);
-	ult__ctx_switch_via(&from->ctx, &to->ctx, w->scratch_top, switch_mid, w);
+	ult__ctx_switch_via(&from->ctx, &to->ctx, w->scratch_top, switch_mid,
+	    w);
 	ult__switch_finish();
 }
 
@@ -119,7 +120,8 @@ ult__switch_finish(void)
 		ult__thread_dead(w, w->sw_prev);
 	if (cur->last_cpu != w->id) {
 		if (cur->last_cpu >= 0)
-			ULT_ST(&cur->nmigrations, ULT_LD(&cur->nmigrations) + 1);
+			ULT_ST(&cur->nmigrations,
+			    ULT_LD(&cur->nmigrations) + 1);
 		cur->last_cpu = w->id;
 	}
 	errno_restore(cur->saved_errno);
@@ -129,7 +131,7 @@ void
 ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
 {
 	struct ult__worker *w = ult__worker_self();
-	uint64_t now = ult__now();
+	uint64_t now = ult__fastclock_now();
 	struct thread *ntd;
 	struct mtx *mtx;
 
@@ -152,7 +154,7 @@ void
 ult__exit_switch(struct ult_thread *ut)
 {
 	struct ult__worker *w = ult__worker_self();
-	uint64_t now = ult__now();
+	uint64_t now = ult__fastclock_now();
 	struct thread *ntd;
 
 	thread_lock(&ut->td);
@@ -191,8 +193,8 @@ ult__userret(void)
 		}
 		if (ULT_LD(&td->td_owepreempt)) {
 			thread_lock(td);
-			ult__mi_switch(ut, SW_INVOL | SW_PREEMPT | SWT_OWEPREEMPT,
-			    NULL);
+			ult__mi_switch(ut,
+			    SW_INVOL | SW_PREEMPT | SWT_OWEPREEMPT, NULL);
 			continue;
 		}
 		if (ULT_LD(&td->td_ast) & TDA_SCHED) {

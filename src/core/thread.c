@@ -221,7 +221,8 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 
 	if ((err = spawn_check(t, a, fn)) != 0)
 		return (err);
-	size = (a != NULL && a->stack_size) ? a->stack_size : ult__rt.stack_size;
+	size =
+	    (a != NULL && a->stack_size) ? a->stack_size : ult__rt.stack_size;
 	if ((ut = thread_alloc()) == NULL)
 		return (EAGAIN);
 	self = ult__self_ut();
@@ -252,11 +253,13 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 		s->nice(&ut->td, a->nice);
 	if (a != NULL && a->cpu >= 0)
 		s->bind(&ut->td, a->cpu);
-	s->add(&ut->td, SRQ_BORING | SRQ_HOLDTD |
+	s->add(&ut->td,
+	    SRQ_BORING | SRQ_HOLDTD |
 		(ULT_LD(&ult__rt.child_first) ? SRQ_FORKING : 0));
 	if (child_runs_first(&self->td, &ut->td)) {
 		s->rem(&ut->td);
-		ult__mi_switch(self, SW_INVOL | SW_PREEMPT | SWT_CHILDFIRST, ut);
+		ult__mi_switch(self, SW_INVOL | SW_PREEMPT | SWT_CHILDFIRST,
+		    ut);
 	} else
 		thread_unlock(&ut->td);
 	ult__userret();

@@ -17,7 +17,11 @@
 #include "../arch/cpu.h"
 #include "runtime.h"
 
-enum { PARK_EMPTY = 0, PARK_NOTIFIED = 1, PARK_PARKED = 2 };
+enum {
+	PARK_EMPTY = 0,
+	PARK_NOTIFIED = 1,
+	PARK_PARKED = 2
+};
 
 /* Spin budgets before sleeping in the kernel. */
 #define PARK_SPIN_NS 10000u
@@ -119,7 +123,7 @@ worker_main(void *arg)
 	}
 	ult__san_adopt_current(&w->idle.san, lo, size);
 	ult__san_scratch_create(&w->scratch_san);
-	w->last_switch_ns = ult__now();
+	w->last_switch_ns = ult__fastclock_now();
 	ULT_ST_REL(&w->ready, 1);
 	idle_loop(w);
 	ult__san_destroy(&w->scratch_san);

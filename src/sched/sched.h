@@ -23,9 +23,10 @@
 #define SRQ_BORROWING 0x0010 /* priority lent: current calendar bucket */
 #define SRQ_HOLD 0x0020	     /* keep the thread's old lock held */
 #define SRQ_HOLDTD 0x0040    /* return with the thread still locked */
-#define SRQ_FORKING 0x0080   /* ult: a new thread whose creator runs on
-				this CPU and lets children run first: keep
-				it here unless another CPU is idle */
+#define SRQ_FORKING                                          \
+	0x0080 /* ult: a new thread whose creator runs on    \
+		  this CPU and lets children run first: keep \
+		  it here unless another CPU is idle */
 
 /* switch flags (SW_*) and switch reasons (SWT_*, low byte) */
 #define SWT_NONE 0

@@ -81,7 +81,7 @@ tdq_runq_add(struct tdq *tdq, struct thread *td, int flags)
 
 	TD_SET_RUNQ(td);
 	if (THREAD_CAN_MIGRATE(td)) {
-		ULT_ADD(&tdq->tdq_transferable, 1);
+		ULT_ST(&tdq->tdq_transferable, TDQ_TRANSFERABLE(tdq) + 1);
 		ts->ts_flags |= TSF_XFERABLE;
 	}
 	if (pri < PRI_MIN_BATCH) {
@@ -114,7 +114,7 @@ tdq_runq_rem(struct tdq *tdq, struct thread *td)
 	struct td_sched *ts = td_get_sched(td);
 
 	if (ts->ts_flags & TSF_XFERABLE) {
-		ULT_ADD(&tdq->tdq_transferable, -1);
+		ULT_ST(&tdq->tdq_transferable, TDQ_TRANSFERABLE(tdq) - 1);
 		ts->ts_flags &= ~TSF_XFERABLE;
 	}
 	if (ts->ts_runq == &tdq->tdq_timeshare) {
@@ -158,8 +158,7 @@ tdq_choose(struct tdq *tdq)
 
 	if ((td = runq_choose(&tdq->tdq_realtime)) != NULL)
 		return (td);
-	if ((td = runq_choose_from(&tdq->tdq_timeshare, tdq->tdq_ridx)) !=
-	    NULL)
+	if ((td = runq_choose_from(&tdq->tdq_timeshare, tdq->tdq_ridx)) != NULL)
 		return (td);
 	return (runq_choose(&tdq->tdq_idle));
 }
@@ -300,16 +299,15 @@ ule_switch(struct thread *td, struct thread *newtd, int flags,
 		ts->ts_rltick = now;
 	td->td_lastcpu = td->td_oncpu;
 	td->td_oncpu = NOCPU; /* before another CPU can pick td up */
-	preempted = (td->td_flags & TDF_SLICEEND) == 0 &&
-	    (flags & SW_PREEMPT) != 0;
+	preempted =
+	    (td->td_flags & TDF_SLICEEND) == 0 && (flags & SW_PREEMPT) != 0;
 	if (td->td_flags & (TDF_PICKCPU | TDF_SLICEEND))
 		td->td_flags &= ~(TDF_PICKCPU | TDF_SLICEEND);
-	atomic_fetch_and_explicit(&td->td_ast, ~TDA_SCHED,
-	    memory_order_relaxed);
+	if (ULT_LD(&td->td_ast) & TDA_SCHED)
+		atomic_fetch_and_explicit(&td->td_ast, ~TDA_SCHED,
+		    memory_order_relaxed);
 	ULT_ST(&td->td_owepreempt, 0);
 	ULT_ST(&tdq->tdq_owepreempt, 0);
-	if (!TD_IS_IDLETHREAD(td))
-		ULT_ADD(&tdq->tdq_switchcnt, 1);
 
 	mtx = thread_lock_block(td);
 	if (TD_IS_IDLETHREAD(td)) {
@@ -333,6 +331,9 @@ ule_switch(struct thread *td, struct thread *newtd, int flags,
 		if (TDQ_LOAD(tdq) == 0)
 			tdq_trysteal(tdq);
 	}
+	/* Counted under the queue lock: the clock resets it there. */
+	if (!TD_IS_IDLETHREAD(td))
+		ULT_ST(&tdq->tdq_switchcnt, ULT_LD(&tdq->tdq_switchcnt) + 1);
 
 	if (newtd != NULL) {
 		/* Handed over by the caller, which took it off our queue. */
@@ -784,10 +785,13 @@ ule_idle_exit(int cpu, struct sched_idle *st)
 	struct tdq *tdq = TDQ_CPU(cpu);
 
 	ULT_ST(&tdq->tdq_cpu_idle, 0);
-	/* A wakeup without work counts as a switch, as in FreeBSD. */
+	/* A wakeup without work counts as a switch, as in FreeBSD.  (Under
+	 * the lock: the clock resets the count under it.) */
 	if (TDQ_SWITCHCNT(tdq) != st->oldswitchcnt)
 		return;
-	ULT_ADD(&tdq->tdq_switchcnt, 1);
+	TDQ_LOCK(tdq);
+	ULT_ST(&tdq->tdq_switchcnt, ULT_LD(&tdq->tdq_switchcnt) + 1);
+	TDQ_UNLOCK(tdq);
 	st->oldswitchcnt++;
 }
 
@@ -858,29 +862,24 @@ zero_get(void)
 }
 
 static const struct sched_tunable ule_tunables[] = {
-	{ "kern.sched.quantum", NULL, 0, 0, quantum_get, quantum_set },
-	{ "kern.sched.slice", &sched_slice, 1, 1000000, NULL, NULL },
-	{ "kern.sched.interact", &sched_interact, 0, SCHED_INTERACT_MAX, NULL,
-	    NULL },
-	{ "kern.sched.preempt_thresh", &preempt_thresh, 0, PRI_MAX_IDLE, NULL,
-	    NULL },
-	{ "kern.sched.static_boost", &static_boost, 0, PRI_MAX_IDLE, NULL,
-	    NULL },
-	{ "kern.sched.idlespins", &sched_idlespins, 0, INT_MAX, NULL, NULL },
-	{ "kern.sched.idlespinthresh", &sched_idlespinthresh, 0, INT_MAX,
-	    NULL, NULL },
-	{ "kern.sched.affinity", &affinity, 0, 1000000, NULL, NULL },
-	{ "kern.sched.balance", &rebalance, 0, 1, NULL, NULL },
-	{ "kern.sched.balance_interval", &balance_interval, 1, 1000000, NULL,
-	    NULL },
-	{ "kern.sched.steal_idle", &steal_idle, 0, 1, NULL, NULL },
-	{ "kern.sched.steal_thresh", &steal_thresh, 0, 1000000, NULL, NULL },
-	{ "kern.sched.trysteal_limit", &trysteal_limit, 0, 1000000, NULL,
-	    NULL },
-	{ "kern.sched.always_steal", &always_steal, 0, 1, NULL, NULL },
-	{ "kern.sched.preemption", NULL, 0, 0, one_get, NULL },
-	{ "kern.ccpu", NULL, 0, 0, zero_get, NULL },
-	{ NULL, NULL, 0, 0, NULL, NULL },
+    {"kern.sched.quantum", NULL, 0, 0, quantum_get, quantum_set},
+    {"kern.sched.slice", &sched_slice, 1, 1000000, NULL, NULL},
+    {"kern.sched.interact", &sched_interact, 0, SCHED_INTERACT_MAX, NULL, NULL},
+    {"kern.sched.preempt_thresh", &preempt_thresh, 0, PRI_MAX_IDLE, NULL, NULL},
+    {"kern.sched.static_boost", &static_boost, 0, PRI_MAX_IDLE, NULL, NULL},
+    {"kern.sched.idlespins", &sched_idlespins, 0, INT_MAX, NULL, NULL},
+    {"kern.sched.idlespinthresh", &sched_idlespinthresh, 0, INT_MAX, NULL,
+	NULL},
+    {"kern.sched.affinity", &affinity, 0, 1000000, NULL, NULL},
+    {"kern.sched.balance", &rebalance, 0, 1, NULL, NULL},
+    {"kern.sched.balance_interval", &balance_interval, 1, 1000000, NULL, NULL},
+    {"kern.sched.steal_idle", &steal_idle, 0, 1, NULL, NULL},
+    {"kern.sched.steal_thresh", &steal_thresh, 0, 1000000, NULL, NULL},
+    {"kern.sched.trysteal_limit", &trysteal_limit, 0, 1000000, NULL, NULL},
+    {"kern.sched.always_steal", &always_steal, 0, 1, NULL, NULL},
+    {"kern.sched.preemption", NULL, 0, 0, one_get, NULL},
+    {"kern.ccpu", NULL, 0, 0, zero_get, NULL},
+    {NULL, NULL, 0, 0, NULL, NULL},
 };
 
 static int
@@ -937,8 +936,8 @@ ule_fini(void)
 static const char *
 check_tdq(struct tdq *tdq, char *buf, size_t len)
 {
-	struct runq *rqs[3] = { &tdq->tdq_realtime, &tdq->tdq_timeshare,
-		&tdq->tdq_idle };
+	struct runq *rqs[3] = {&tdq->tdq_realtime, &tdq->tdq_timeshare,
+	    &tdq->tdq_idle};
 	struct thread *cur = ULT_LD(&tdq->tdq_curthread);
 	int queued = 0, xfer = 0, bestrt = PRI_MAX + 1;
 
@@ -952,8 +951,7 @@ check_tdq(struct tdq *tdq, char *buf, size_t len)
 				    tdq->tdq_id, q);
 				return (buf);
 			}
-			ULT_LIST_FOREACH(n, h)
-			{
+			ULT_LIST_FOREACH (n, h) {
 				struct thread *td = runq_thread(n);
 				struct td_sched *ts = td_get_sched(td);
 				struct mtx *m = ULT_LD(&td->td_lock);
@@ -967,11 +965,14 @@ check_tdq(struct tdq *tdq, char *buf, size_t len)
 				    (m != TDQ_LOCKPTR(tdq) &&
 					m != &blocked_lock)) {
 					snprintf(buf, len,
-					    "cpu %d: bad queued thread", tdq->tdq_id);
+					    "cpu %d: bad queued thread",
+					    tdq->tdq_id);
 					return (buf);
 				}
-				if ((r == 1 && td->td_priority < PRI_MIN_BATCH) ||
-				    (r == 2 && td->td_priority < PRI_MIN_IDLE)) {
+				if ((r == 1 &&
+					td->td_priority < PRI_MIN_BATCH) ||
+				    (r == 2 &&
+					td->td_priority < PRI_MIN_IDLE)) {
 					snprintf(buf, len,
 					    "cpu %d: priority %d in runq %d",
 					    tdq->tdq_id, td->td_priority, r);
@@ -998,8 +999,8 @@ check_tdq(struct tdq *tdq, char *buf, size_t len)
 		return (buf);
 	}
 	if (TDQ_TRANSFERABLE(tdq) != xfer) {
-		snprintf(buf, len, "cpu %d: transferable %d != %d",
-		    tdq->tdq_id, TDQ_TRANSFERABLE(tdq), xfer);
+		snprintf(buf, len, "cpu %d: transferable %d != %d", tdq->tdq_id,
+		    TDQ_TRANSFERABLE(tdq), xfer);
 		return (buf);
 	}
 	if (TDQ_LOWPRI(tdq) > cur->td_priority ||
@@ -1035,37 +1036,37 @@ ule_check(void)
 }
 
 const struct sched_ops ult__sched_ule = {
-	.name = "ULE",
-	.init = ule_init,
-	.fini = ule_fini,
-	.thread_init = ule_thread_init,
-	.idle_init = ule_idle_init,
-	.fork = ule_fork,
-	.exit = ule_exit,
-	.add = ule_add,
-	.rem = sched_rem,
-	.switch_ = ule_switch,
-	.throw_ = ule_throw,
-	.sleep = ule_sleep,
-	.wakeup = ule_wakeup,
-	.clock = ule_clock,
-	.preempt = ule_preempt,
-	.userret = ule_userret,
-	.nice = ule_nice,
-	.prio = ule_prio,
-	.lend_prio = ule_lend_prio,
-	.unlend_prio = ule_unlend_prio,
-	.set_class = ule_set_class,
-	.bind = ule_bind,
-	.unbind = ule_unbind,
-	.is_bound = ule_is_bound,
-	.idle_poll = ule_idle_poll,
-	.idle_enter = ule_idle_enter,
-	.idle_exit = ule_idle_exit,
-	.idle_spins = ule_idle_spins,
-	.load = ule_load,
-	.thread_stats = ule_thread_stats,
-	.cpu_stats = ule_cpu_stats,
-	.tunables = ule_tunables,
-	.check = ule_check,
+    .name = "ULE",
+    .init = ule_init,
+    .fini = ule_fini,
+    .thread_init = ule_thread_init,
+    .idle_init = ule_idle_init,
+    .fork = ule_fork,
+    .exit = ule_exit,
+    .add = ule_add,
+    .rem = sched_rem,
+    .switch_ = ule_switch,
+    .throw_ = ule_throw,
+    .sleep = ule_sleep,
+    .wakeup = ule_wakeup,
+    .clock = ule_clock,
+    .preempt = ule_preempt,
+    .userret = ule_userret,
+    .nice = ule_nice,
+    .prio = ule_prio,
+    .lend_prio = ule_lend_prio,
+    .unlend_prio = ule_unlend_prio,
+    .set_class = ule_set_class,
+    .bind = ule_bind,
+    .unbind = ule_unbind,
+    .is_bound = ule_is_bound,
+    .idle_poll = ule_idle_poll,
+    .idle_enter = ule_idle_enter,
+    .idle_exit = ule_idle_exit,
+    .idle_spins = ule_idle_spins,
+    .load = ule_load,
+    .thread_stats = ule_thread_stats,
+    .cpu_stats = ule_cpu_stats,
+    .tunables = ule_tunables,
+    .check = ule_check,
 };

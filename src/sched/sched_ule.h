@@ -16,15 +16,15 @@
 
 /* Per-thread policy data (struct td_sched), in struct thread's td_sched. */
 struct td_sched {
-	int ts_flags;	    /* TSF_* */
-	int ts_cpu;	    /* CPU we are queued on or last ran on */
-	int ts_rltick;	    /* ticks when we last ran (affinity) */
-	int ts_slice;	    /* stat ticks of the slice used so far */
+	int ts_flags;	     /* TSF_* */
+	int ts_cpu;	     /* CPU we are queued on or last ran on */
+	int ts_rltick;	     /* ticks when we last ran (affinity) */
+	int ts_slice;	     /* stat ticks of the slice used so far */
 	unsigned ts_slptime; /* voluntary sleep, ticks << SCHED_TICK_SHIFT */
 	unsigned ts_runtime; /* run time, ticks << SCHED_TICK_SHIFT */
-	int ts_ltick;	    /* last %CPU update, ticks */
-	int ts_ftick;	    /* %CPU window start, ticks */
-	unsigned ts_ticks;  /* run ticks in the window << SCHED_TICK_SHIFT */
+	int ts_ltick;	     /* last %CPU update, ticks */
+	int ts_ftick;	     /* %CPU window start, ticks */
+	unsigned ts_ticks;   /* run ticks in the window << SCHED_TICK_SHIFT */
 	struct runq *ts_runq;
 };
 
@@ -58,7 +58,7 @@ struct tdq {
 	int tdq_id;
 	atomic_uint_fast64_t tdq_steals;
 	struct thread *tdq_idlethread;
-	struct runq tdq_realtime; /* interrupt, realtime, interactive */
+	struct runq tdq_realtime;  /* interrupt, realtime, interactive */
 	struct runq tdq_timeshare; /* batch: the calendar */
 	struct runq tdq_idle;	   /* idle class */
 } ULT_ALIGNED_CL;
@@ -122,10 +122,10 @@ _Static_assert(PRI_MIN_BATCH == 136 && SCHED_PRI_MIN == 156 &&
 #define always_steal ult__ule_always_steal
 #define tickincr ult__ule_tickincr
 #define realstathz ult__ule_realstathz
-extern atomic_int sched_interact, sched_slice, sched_slice_min,
-    preempt_thresh, static_boost, sched_idlespins, sched_idlespinthresh,
-    affinity, rebalance, balance_interval, steal_idle, steal_thresh,
-    trysteal_limit, always_steal, tickincr, realstathz;
+extern atomic_int sched_interact, sched_slice, sched_slice_min, preempt_thresh,
+    static_boost, sched_idlespins, sched_idlespinthresh, affinity, rebalance,
+    balance_interval, steal_idle, steal_thresh, trysteal_limit, always_steal,
+    tickincr, realstathz;
 
 /* The per-CPU queues, sized at init. */
 #define tdq_cpu ult__ule_tdq_cpu
@@ -146,13 +146,13 @@ extern cpuset_t all_cpus;
 #define TDQ_LOAD(t) ULT_LD(&(t)->tdq_load)
 #define TDQ_TRANSFERABLE(t) ULT_LD(&(t)->tdq_transferable)
 #define TDQ_LOWPRI(t) ULT_LD(&(t)->tdq_lowpri)
-#define TDQ_SWITCHCNT(t)                                                      \
+#define TDQ_SWITCHCNT(t) \
 	(ULT_LD(&(t)->tdq_switchcnt) + ULT_LD(&(t)->tdq_oldswitchcnt))
 
 #define THREAD_CAN_MIGRATE(td) ((td)->td_pinned == 0)
 /* Affinity: ran within the last t cache-level units of `affinity' ticks. */
-#define SCHED_AFFINITY(ts, t, now)                                            \
-	((int)((ts)->ts_rltick - ((now) - (t) * TUN(affinity))) > 0)
+#define SCHED_AFFINITY(ts, t, now) \
+	((int)((ts)->ts_rltick - ((now) - (t)*TUN(affinity))) > 0)
 
 /* The calling CPU's queue, or NULL for a caller that is not a CPU. */
 static inline struct tdq *
@@ -213,8 +213,8 @@ unsigned sched_random(void);
 int sched_pickcpu(struct thread *td, int flags, int self, int now);
 int sched_lowest(const struct cpu_group *cg, const cpuset_t *mask, int pri,
     int maxload, int prefer, int running);
-int sched_highest(const struct cpu_group *cg, const cpuset_t *mask,
-    int minload, int mintrans);
+int sched_highest(const struct cpu_group *cg, const cpuset_t *mask, int minload,
+    int mintrans);
 void tdq_notify(struct tdq *tdq, int lowpri);
 int tdq_move(struct tdq *from, struct tdq *to);
 int tdq_idled(struct tdq *tdq);
@@ -223,7 +223,6 @@ void tdq_lock_pair(struct tdq *one, struct tdq *two);
 void tdq_unlock_pair(struct tdq *one, struct tdq *two);
 void sched_balance(void);
 struct tdq *sched_setcpu(struct thread *td, int cpu, int flags);
-struct mtx *sched_switch_migrate(struct tdq *tdq, struct thread *td,
-    int flags);
+struct mtx *sched_switch_migrate(struct tdq *tdq, struct thread *td, int flags);
 
 #endif

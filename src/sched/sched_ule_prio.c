@@ -115,13 +115,14 @@ sched_pctcpu_update(struct td_sched *ts, int run, int t)
 		ts->ts_ticks = 0;
 		ts->ts_ftick = t - SCHED_TICK_TARG;
 	} else if (t - ts->ts_ftick >= SCHED_TICK_MAX) {
-		ts->ts_ticks = (ts->ts_ticks / (unsigned)(ts->ts_ltick -
-		    ts->ts_ftick)) * (unsigned)(ts->ts_ltick -
-		    (t - SCHED_TICK_TARG));
+		ts->ts_ticks =
+		    (ts->ts_ticks / (unsigned)(ts->ts_ltick - ts->ts_ftick)) *
+		    (unsigned)(ts->ts_ltick - (t - SCHED_TICK_TARG));
 		ts->ts_ftick = t - SCHED_TICK_TARG;
 	}
 	if (run)
-		ts->ts_ticks += (unsigned)(t - ts->ts_ltick) << SCHED_TICK_SHIFT;
+		ts->ts_ticks += (unsigned)(t - ts->ts_ltick)
+		    << SCHED_TICK_SHIFT;
 	ts->ts_ltick = t;
 }
 

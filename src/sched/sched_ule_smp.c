@@ -148,7 +148,7 @@ int
 sched_lowest(const struct cpu_group *cg, const cpuset_t *mask, int pri,
     int maxload, int prefer, int running)
 {
-	struct cpu_search s = { mask, prefer, running, pri, maxload, 0 };
+	struct cpu_search s = {mask, prefer, running, pri, maxload, 0};
 	struct cpu_search_res r;
 
 	cpu_search_lowest(cg, &s, &r);
@@ -159,7 +159,7 @@ int
 sched_highest(const struct cpu_group *cg, const cpuset_t *mask, int minload,
     int mintrans)
 {
-	struct cpu_search s = { mask, -1, 0, 0, minload, mintrans };
+	struct cpu_search s = {mask, -1, 0, 0, minload, mintrans};
 	struct cpu_search_res r;
 
 	cpu_search_highest(cg, &s, &r);
@@ -219,11 +219,11 @@ sched_pickcpu(struct thread *td, int flags, int self, int now)
 		cpu = sched_lowest(ccg, &all_cpus, imax(pri, PRI_MAX_TIMESHARE),
 		    INT_MAX, ts->ts_cpu, r);
 	if (cpu < 0)
-		cpu = sched_lowest(cpu_top, &all_cpus, pri, INT_MAX,
-		    ts->ts_cpu, r);
+		cpu = sched_lowest(cpu_top, &all_cpus, pri, INT_MAX, ts->ts_cpu,
+		    r);
 	if (cpu < 0)
-		cpu = sched_lowest(cpu_top, &all_cpus, -1, INT_MAX,
-		    ts->ts_cpu, r);
+		cpu = sched_lowest(cpu_top, &all_cpus, -1, INT_MAX, ts->ts_cpu,
+		    r);
 	if (self >= 0) {
 		struct tdq *me = TDQ_CPU(self);
 
@@ -331,11 +331,10 @@ runq_steal(struct runq *rq)
 
 	for (int q = runq_findbit_from(rq, 0); q >= 0;
 	     q = runq_findbit_from(rq, q + 1))
-		ULT_LIST_FOREACH(n, &rq->rq_queues[q])
-	{
-		if (THREAD_CAN_MIGRATE(runq_thread(n)))
-			return (runq_thread(n));
-	}
+		ULT_LIST_FOREACH (n, &rq->rq_queues[q]) {
+			if (THREAD_CAN_MIGRATE(runq_thread(n)))
+				return (runq_thread(n));
+		}
 	return (NULL);
 }
 
@@ -355,8 +354,7 @@ runq_steal_from(struct runq *rq, int start)
 
 		if (((rq->rq_status >> q) & 1) == 0)
 			continue;
-		ULT_LIST_FOREACH(n, &rq->rq_queues[q])
-		{
+		ULT_LIST_FOREACH (n, &rq->rq_queues[q]) {
 			struct thread *td = runq_thread(n);
 
 			if (first == NULL)
@@ -377,8 +375,7 @@ tdq_steal(struct tdq *tdq)
 
 	if ((td = runq_steal(&tdq->tdq_realtime)) != NULL)
 		return (td);
-	if ((td = runq_steal_from(&tdq->tdq_timeshare, tdq->tdq_ridx)) !=
-	    NULL)
+	if ((td = runq_steal_from(&tdq->tdq_timeshare, tdq->tdq_ridx)) != NULL)
 		return (td);
 	return (runq_steal(&tdq->tdq_idle));
 }
@@ -417,8 +414,8 @@ steal_escalate(const struct cpu_group *cg, int *goup)
 		return (NULL);
 	if (parent->cg_children == 2) {
 		*goup = 1;
-		return (cg == &parent->cg_child[0] ? &parent->cg_child[1] :
-						     &parent->cg_child[0]);
+		return (cg == &parent->cg_child[0] ? &parent->cg_child[1]
+						   : &parent->cg_child[0]);
 	}
 	return (parent);
 }
@@ -473,7 +470,7 @@ restart:
 			goto restart;
 		}
 		if (tdq_move(steal, tdq) != -1) {
-			ULT_ADD(&tdq->tdq_steals, 1);
+			ULT_ST(&tdq->tdq_steals, ULT_LD(&tdq->tdq_steals) + 1);
 			tdq_unlock_pair(tdq, steal);
 			return (0);
 		}
@@ -495,8 +492,8 @@ tdq_trysteal(struct tdq *tdq)
 	cpuset_t mask;
 	int cpu, i, goup;
 
-	if (TUN(steal_idle) == 0 || TUN(trysteal_limit) == 0 ||
-	    tdq_ncpu == 1 || tdq->tdq_cg == NULL)
+	if (TUN(steal_idle) == 0 || TUN(trysteal_limit) == 0 || tdq_ncpu == 1 ||
+	    tdq->tdq_cg == NULL)
 		return;
 	CS_FILL_N(&mask, tdq_ncpu);
 	CS_CLR(TDQ_ID(tdq), &mask);
@@ -518,9 +515,10 @@ tdq_trysteal(struct tdq *tdq)
 		    TDQ_TRANSFERABLE(steal) == 0)
 			continue;
 		tdq_lock_pair(tdq, steal);
-		if (TDQ_LOAD(tdq) == 0 && TDQ_LOAD(steal) >= TUN(steal_thresh) &&
+		if (TDQ_LOAD(tdq) == 0 &&
+		    TDQ_LOAD(steal) >= TUN(steal_thresh) &&
 		    TDQ_TRANSFERABLE(steal) != 0 && tdq_move(steal, tdq) != -1)
-			ULT_ADD(&tdq->tdq_steals, 1);
+			ULT_ST(&tdq->tdq_steals, ULT_LD(&tdq->tdq_steals) + 1);
 		TDQ_UNLOCK(steal);
 		return;
 	}
@@ -586,7 +584,7 @@ sched_balance_group(const struct cpu_group *cg)
 			break;
 		}
 		anylow = 1;
-	nextlow:
+nextlow:
 		if (TDQ_TRANSFERABLE(tdq) == 0)
 			continue;
 		low = sched_lowest(cg, &lmask, -1, TDQ_LOAD(tdq) - 1, high, 1);

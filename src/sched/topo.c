@@ -186,7 +186,7 @@ ult__topo_find(const struct cpu_group *root, int cpu)
 static int
 format_group(const struct cpu_group *g, char *buf, int len)
 {
-	static const char *lv[] = { "none", "L1", "L2", "L3" };
+	static const char *lv[] = {"none", "L1", "L2", "L3"};
 	int n = snprintf(buf, (size_t)(len > 0 ? len : 0), "%d-%d %s%s {",
 	    g->cg_first, g->cg_last, lv[g->cg_level],
 	    (g->cg_flags & CG_FLAG_THREAD) ? " SMT" : "");
@@ -197,8 +197,8 @@ format_group(const struct cpu_group *g, char *buf, int len)
 		n += format_group(&g->cg_child[i], buf + (n < len ? n : len),
 		    n < len ? len - n : 0);
 	}
-	n += snprintf(buf + (n < len ? n : len), (size_t)(n < len ? len - n : 0),
-	    "%s}", g->cg_children ? " " : "");
+	n += snprintf(buf + (n < len ? n : len),
+	    (size_t)(n < len ? len - n : 0), "%s}", g->cg_children ? " " : "");
 	return (n);
 }
 

@@ -84,10 +84,9 @@ ult__sleepq_signal(const void *wchan)
 	struct sleepq_chain *sc = chain_of(wchan);
 	struct ult__list *n;
 
-	ULT_LIST_FOREACH(n, &sc->waiters)
-	{
-		struct ult__waiter *w = ULT_CONTAINER_OF(n, struct ult__waiter,
-		    link);
+	ULT_LIST_FOREACH (n, &sc->waiters) {
+		struct ult__waiter *w =
+		    ULT_CONTAINER_OF(n, struct ult__waiter, link);
 
 		if (w->wchan == wchan) {
 			ult__list_remove(&w->link);
@@ -105,10 +104,9 @@ ult__sleepq_broadcast(const void *wchan)
 	struct ult__list *n, *t;
 	int woken = 0;
 
-	ULT_LIST_FOREACH_SAFE(n, t, &sc->waiters)
-	{
-		struct ult__waiter *w = ULT_CONTAINER_OF(n, struct ult__waiter,
-		    link);
+	ULT_LIST_FOREACH_SAFE (n, t, &sc->waiters) {
+		struct ult__waiter *w =
+		    ULT_CONTAINER_OF(n, struct ult__waiter, link);
 
 		if (w->wchan == wchan) {
 			ult__list_remove(&w->link);
@@ -138,8 +136,7 @@ sleepq_timeout(void *arg)
 }
 
 static int
-wait_foreign(struct sleepq_chain *sc, struct ult__waiter *w,
-    uint64_t deadline)
+wait_foreign(struct sleepq_chain *sc, struct ult__waiter *w, uint64_t deadline)
 {
 	mtx_unlock(&sc->lock);
 	while (ULT_LD_ACQ(&w->futex) == 0) {

@@ -11,8 +11,8 @@ struct ult__list {
 	struct ult__list *next, *prev;
 };
 
-#define ULT_CONTAINER_OF(p, type, member)                                     \
-	((type *)(void *)((char *)(p) - offsetof(type, member)))
+#define ULT_CONTAINER_OF(p, type, member) \
+	((type *)(void *)((char *)(p)-offsetof(type, member)))
 
 static inline void
 ult__list_init(struct ult__list *h)
@@ -68,10 +68,11 @@ ult__list_first(const struct ult__list *h)
 	return (h->next == h ? NULL : h->next);
 }
 
-#define ULT_LIST_FOREACH(n, h) for ((n) = (h)->next; (n) != (h); (n) = (n)->next)
+#define ULT_LIST_FOREACH(n, h) \
+	for ((n) = (h)->next; (n) != (h); (n) = (n)->next)
 
-#define ULT_LIST_FOREACH_SAFE(n, t, h)                                        \
-	for ((n) = (h)->next, (t) = (n)->next; (n) != (h);                     \
+#define ULT_LIST_FOREACH_SAFE(n, t, h)                     \
+	for ((n) = (h)->next, (t) = (n)->next; (n) != (h); \
 	     (n) = (t), (t) = (n)->next)
 
 #endif

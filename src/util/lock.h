@@ -21,9 +21,9 @@ struct mtx {
 	const char *mtx_name;
 };
 
-#define MTX_INITIALIZER(name)                                                 \
-	{                                                                      \
-		0, 0, name                                                     \
+#define MTX_INITIALIZER(name) \
+	{                     \
+		0, 0, name    \
 	}
 
 /* Provided by the host: wait for m to be released, then take it. */
@@ -43,15 +43,15 @@ static inline int
 mtx_trylock(struct mtx *m)
 {
 	return (ULT_LD(&m->mtx_locked) == 0 &&
-	    atomic_exchange_explicit(&m->mtx_locked, 1,
-		memory_order_acquire) == 0);
+	    atomic_exchange_explicit(&m->mtx_locked, 1, memory_order_acquire) ==
+		0);
 }
 
 static inline void
 mtx_lock(struct mtx *m)
 {
 	if (ULT_UNLIKELY(atomic_exchange_explicit(&m->mtx_locked, 1,
-		memory_order_acquire) != 0))
+			     memory_order_acquire) != 0))
 		ult__mtx_lock_slow(m);
 }
 

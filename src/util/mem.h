@@ -13,7 +13,8 @@
 static inline void *
 ult__zalloc_cl(size_t n, size_t size)
 {
-	size_t total = (n * size + ULT_CACHELINE - 1) & ~(size_t)(ULT_CACHELINE - 1);
+	size_t total =
+	    (n * size + ULT_CACHELINE - 1) & ~(size_t)(ULT_CACHELINE - 1);
 	void *p;
 
 	if (size != 0 && n > (size_t)-1 / size)

@@ -10,8 +10,8 @@
 static void
 ctx_entry(unsigned fhi, unsigned flo, unsigned ahi, unsigned alo)
 {
-	void (*fn)(void *) = (void (*)(void *))(
-	    ((uintptr_t)fhi << 16 << 16) | (uintptr_t)flo);
+	void (*fn)(void *) =
+	    (void (*)(void *))(((uintptr_t)fhi << 16 << 16) | (uintptr_t)flo);
 	void *arg = (void *)(((uintptr_t)ahi << 16 << 16) | (uintptr_t)alo);
 
 	fn(arg);

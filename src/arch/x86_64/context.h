@@ -8,11 +8,11 @@
 #ifndef ULT_ARCH_X86_64_CONTEXT_H
 #define ULT_ARCH_X86_64_CONTEXT_H
 
-#define ULT_CTX_SP 0	      /* offsetof(struct ult__ctx, sp) */
-#define ULT_CTX_FRAME 64      /* bytes pushed by the switch */
-#define ULT_CTX_SLOT_CSR 0    /* MXCSR and x87 CW */
-#define ULT_CTX_SLOT_R13 3    /* arg for the trampoline */
-#define ULT_CTX_SLOT_R12 4    /* entry function for the trampoline */
+#define ULT_CTX_SP 0	   /* offsetof(struct ult__ctx, sp) */
+#define ULT_CTX_FRAME 64   /* bytes pushed by the switch */
+#define ULT_CTX_SLOT_CSR 0 /* MXCSR and x87 CW */
+#define ULT_CTX_SLOT_R13 3 /* arg for the trampoline */
+#define ULT_CTX_SLOT_R12 4 /* entry function for the trampoline */
 #define ULT_CTX_SLOT_RBP 6
 #define ULT_CTX_SLOT_RIP 7
 

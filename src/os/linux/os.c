@@ -45,9 +45,9 @@ ult__futex_wait(atomic_uint *addr, unsigned val, uint64_t deadline_ns)
 	    val, tp, NULL, FUTEX_BITSET_MATCH_ANY);
 	if (r == 0)
 		return (0);
-	return (errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR ?
-		errno :
-		EINTR);
+	return (errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR
+		? errno
+		: EINTR);
 }
 
 void
@@ -134,7 +134,8 @@ ult__os_topology(int n, const int *oscpu, struct topo_cpu *out)
 	memset(out, 0, sizeof(*out) * (size_t)n);
 	for (int i = 0; i < n; i++) {
 		snprintf(path, sizeof(path),
-		    "/sys/devices/system/cpu/cpu%d/topology/thread_siblings_list",
+		    "/sys/devices/system/cpu/cpu%d/topology/"
+		    "thread_siblings_list",
 		    oscpu[i]);
 		if (read_line(path, buf, sizeof(buf)) == 0)
 			parse_list(buf, n, oscpu, &out[i].smt);

@@ -13,6 +13,12 @@
 /* CLOCK_MONOTONIC in nanoseconds (vDSO, no system call). */
 uint64_t ult__now(void);
 
+/* The same clock read from the TSC where it is invariant (fastclock.c);
+ * _update() is called by the clock thread to keep it calibrated. */
+void ult__fastclock_init(void);
+void ult__fastclock_update(void);
+uint64_t ult__fastclock_now(void);
+
 /* Sleep while *addr == val, until woken or the absolute CLOCK_MONOTONIC
  * deadline (0: none).  Returns 0, EAGAIN (value changed), ETIMEDOUT or
  * EINTR; callers always re-check their condition. */
