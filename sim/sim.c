@@ -168,8 +168,8 @@ do_switch(struct sim *s, int cpu, int flags)
 		c->switches++;
 	c->cur = to;
 	if (to != &c->idle) {
-		if (to->state == SIM_RUNNABLE && s->now - to->ready_at >
-		    to->max_latency)
+		if (to->state == SIM_RUNNABLE &&
+		    s->now - to->ready_at > to->max_latency)
 			to->max_latency = s->now - to->ready_at;
 		to->state = SIM_RUNNING;
 		if (to->last_cpu >= 0 && to->last_cpu != cpu)
@@ -198,7 +198,8 @@ userret(struct sim *s, int cpu)
 		}
 		if (atomic_load(&td->td_owepreempt)) {
 			thread_lock(td);
-			do_switch(s, cpu, SW_INVOL | SW_PREEMPT | SWT_OWEPREEMPT);
+			do_switch(s, cpu,
+			    SW_INVOL | SW_PREEMPT | SWT_OWEPREEMPT);
 			continue;
 		}
 		if (atomic_load(&td->td_ast) & TDA_SCHED) {
@@ -371,7 +372,7 @@ sim_topo_desc(struct topo_cpu *desc, int ncpu, int l3, int l2, int smt)
 {
 	memset(desc, 0, sizeof(*desc) * (size_t)ncpu);
 	for (int c = 0; c < ncpu; c++) {
-		int sizes[4] = { 0, smt, l2, l3 };
+		int sizes[4] = {0, smt, l2, l3};
 
 		for (int l = 1; l <= 3; l++) {
 			int g = sizes[l];

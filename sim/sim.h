@@ -17,7 +17,12 @@
 #define SIM_MAXCPU 64
 #define SIM_MAXTHREADS 512
 
-enum { SIM_RUNNABLE = 1, SIM_RUNNING, SIM_SLEEPING, SIM_DONE };
+enum {
+	SIM_RUNNABLE = 1,
+	SIM_RUNNING,
+	SIM_SLEEPING,
+	SIM_DONE
+};
 
 struct sim_thread {
 	struct thread td; /* first: the policy's view */
@@ -40,8 +45,8 @@ struct sim_thread {
 struct sim_cpu {
 	struct sim_thread idle;
 	struct sim_thread *cur;
-	int ipi;    /* IPI_PREEMPT pending */
-	int awake;  /* woken since it went to sleep */
+	int ipi;      /* IPI_PREEMPT pending */
+	int awake;    /* woken since it went to sleep */
 	int sleeping; /* idle and asleep (tdq_cpu_idle set) */
 	struct sched_idle ist;
 	int64_t switches;

@@ -14,7 +14,7 @@
 static void
 init_n(int ncpu)
 {
-	struct ult_config cfg = { 0 };
+	struct ult_config cfg = {0};
 
 	cfg.ncpu = ncpu;
 	CHECK_EQ(ult_init(&cfg), 0);
@@ -306,7 +306,8 @@ test_stack_size(void)
 	init_n(1);
 	ult_attr_init(&a);
 	a.stack_size = 4u << 20;
-	CHECK_EQ(ult_spawn(&t, &a, use_stack, (void *)(uintptr_t)(3u << 20)), 0);
+	CHECK_EQ(ult_spawn(&t, &a, use_stack, (void *)(uintptr_t)(3u << 20)),
+	    0);
 	CHECK_EQ(ult_join(t, &r), 0);
 	CHECK_EQ((uintptr_t)r, 0x5a);
 	a.stack_size = ULT_STACK_MIN;
@@ -316,7 +317,8 @@ test_stack_size(void)
 
 	setenv("ULT_STACK_SIZE", "2097152", 1);
 	init_n(1);
-	CHECK_EQ(ult_spawn(&t, NULL, use_stack, (void *)(uintptr_t)(1u << 20)), 0);
+	CHECK_EQ(ult_spawn(&t, NULL, use_stack, (void *)(uintptr_t)(1u << 20)),
+	    0);
 	CHECK_EQ(ult_join(t, &r), 0);
 	CHECK_EQ(ult_shutdown(), 0);
 	setenv("ULT_STACK_SIZE", "1000", 1);

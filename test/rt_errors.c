@@ -47,7 +47,7 @@ second_joiner(void *arg)
 void
 test_bad_input(void)
 {
-	struct ult_config cfg = { 0 };
+	struct ult_config cfg = {0};
 	struct ult_attr a;
 	struct ult_thread_info in;
 	struct ult_cpu_info ci;
@@ -205,7 +205,7 @@ overflow(void *arg)
 void
 test_stack_overflow(void)
 {
-	char buf[512] = { 0 };
+	char buf[512] = {0};
 	int fds[2], status;
 	ssize_t n, got = 0;
 	pid_t pid;

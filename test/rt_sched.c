@@ -17,7 +17,7 @@
 static void
 init_n(int ncpu)
 {
-	struct ult_config cfg = { 0 };
+	struct ult_config cfg = {0};
 
 	cfg.ncpu = ncpu;
 	CHECK_EQ(ult_init(&cfg), 0);
@@ -321,8 +321,8 @@ test_info_sane(void)
 		ult_sleep_ns(10000000);
 		CHECK_EQ(ult_thread_info(t, &in), 0);
 		CHECK_EQ(ult_thread_info(u, &in2), 0);
-	} while (in.state != ULT_STATE_SLEEPING ||
-	    in2.state != ULT_STATE_SLEEPING);
+	} while (
+	    in.state != ULT_STATE_SLEEPING || in2.state != ULT_STATE_SLEEPING);
 	CHECK_EQ(strlen(in.name), 31);
 	CHECK(strncmp(in.name, "a-rather-long", 13) == 0);
 	CHECK_EQ(in2.name[0], '\0');
@@ -381,13 +381,14 @@ errno_body(void *arg)
 			break;
 		case 2:
 			CHECK_EQ(ult_spawn(&c, NULL, errno_child,
-				     (void *)(intptr_t)(id + 1)), 0);
+				     (void *)(intptr_t)(id + 1)),
+			    0);
 			CHECK_EQ(errno_get(), id); /* the child ran meanwhile */
 			CHECK_EQ(ult_join(c, &r), 0);
 			CHECK_EQ((intptr_t)r, id + 1);
 			break;
 		default:
-			CHECK(write(-1, "", 0) < 0); /* the runtime does not */
+			CHECK(write(-1, "", 0) < 0);  /* the runtime does not */
 			CHECK_EQ(errno_get(), EBADF); /* hide real errors */
 			errno_set(id);
 			ult_yield();

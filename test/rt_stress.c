@@ -82,7 +82,8 @@ stress_body(void *arg)
 				atomic_fetch_add(&errors, 1);
 			break;
 		case 7:
-			if (ult_setnice(NULL, (int)(test_rand(&seed) % 41) - 20))
+			if (ult_setnice(NULL,
+				(int)(test_rand(&seed) % 41) - 20))
 				atomic_fetch_add(&errors, 1);
 			break;
 		case 8:
@@ -130,7 +131,7 @@ checker(void *arg)
 static void
 stress(int ncpu, int nthreads, int with_checker)
 {
-	struct ult_config cfg = { 0 };
+	struct ult_config cfg = {0};
 	const char *ms = getenv("ULT_STRESS_MS");
 	ult_thread_t **t = calloc((size_t)nthreads, sizeof(*t));
 	pthread_t chk;
@@ -147,8 +148,9 @@ stress(int ncpu, int nthreads, int with_checker)
 	if (with_checker)
 		CHECK_EQ(pthread_create(&chk, NULL, checker, NULL), 0);
 	for (int i = 0; i < nthreads; i++)
-		CHECK_EQ(ult_spawn(&t[i], NULL, stress_body,
-			     (void *)(uintptr_t)i), 0);
+		CHECK_EQ(
+		    ult_spawn(&t[i], NULL, stress_body, (void *)(uintptr_t)i),
+		    0);
 	for (int i = 0; i < nthreads; i++)
 		CHECK_EQ(ult_join(t[i], NULL), 0);
 	if (with_checker) {
@@ -203,7 +205,8 @@ fj_node(void *arg)
 		uintptr_t sub = base * 10 + i;
 
 		CHECK_EQ(ult_spawn(&c[i], NULL, fj_node,
-			     (void *)((sub << 8) | (level - 1))), 0);
+			     (void *)((sub << 8) | (level - 1))),
+		    0);
 	}
 	for (int i = 0; i < 10; i++) {
 		void *r;
@@ -218,7 +221,7 @@ fj_node(void *arg)
 static long
 fork_join(int ncpu, long child_first)
 {
-	struct ult_config cfg = { 0 };
+	struct ult_config cfg = {0};
 	ult_thread_t *root;
 	void *r;
 

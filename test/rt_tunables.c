@@ -23,19 +23,19 @@ hog(void *arg)
 }
 
 /* Every ULE tunable that makes sense in user space, by FreeBSD name. */
-static const char *names[] = { "kern.sched.quantum", "kern.sched.slice",
-	"kern.sched.interact", "kern.sched.preempt_thresh",
-	"kern.sched.static_boost", "kern.sched.idlespins",
-	"kern.sched.idlespinthresh", "kern.sched.affinity",
-	"kern.sched.balance", "kern.sched.balance_interval",
-	"kern.sched.steal_idle", "kern.sched.steal_thresh",
-	"kern.sched.trysteal_limit", "kern.sched.always_steal",
-	"kern.sched.preemption", "kern.ccpu", "ult.child_runs_first" };
+static const char *names[] = {"kern.sched.quantum", "kern.sched.slice",
+    "kern.sched.interact", "kern.sched.preempt_thresh",
+    "kern.sched.static_boost", "kern.sched.idlespins",
+    "kern.sched.idlespinthresh", "kern.sched.affinity", "kern.sched.balance",
+    "kern.sched.balance_interval", "kern.sched.steal_idle",
+    "kern.sched.steal_thresh", "kern.sched.trysteal_limit",
+    "kern.sched.always_steal", "kern.sched.preemption", "kern.ccpu",
+    "ult.child_runs_first"};
 
 void
 test_nice_and_sysctl(void)
 {
-	struct ult_config cfg = { 0 };
+	struct ult_config cfg = {0};
 	struct ult_thread_info a, b;
 	ult_thread_t *t[2];
 	long v, nv;

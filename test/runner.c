@@ -14,11 +14,11 @@
 #undef ULT_TEST
 
 #if defined(ULT_SUITE_RT)
-#define ULT_TEST_rt(name) { #name, test_##name },
+#define ULT_TEST_rt(name) {#name, test_##name},
 #define ULT_TEST_sim(name)
 #else
 #define ULT_TEST_rt(name)
-#define ULT_TEST_sim(name) { #name, test_##name },
+#define ULT_TEST_sim(name) {#name, test_##name},
 #endif
 #define ULT_TEST(name, suite, timeout, labels) ULT_TEST_##suite(name)
 
@@ -27,7 +27,7 @@ static const struct {
 	void (*fn)(void);
 } tests[] = {
 #include "test_list.h"
-	{ NULL, NULL },
+    {NULL, NULL},
 };
 
 int

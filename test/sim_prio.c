@@ -37,9 +37,9 @@ score_of(struct sim_thread *t, unsigned r, unsigned s)
 void
 test_interact_score(void)
 {
-	static const unsigned hist[][2] = { { 0, 0 }, { K(200), K(1000) },
-		{ K(1), K(5000) }, { K(1000), K(1000) }, { K(1000), K(200) },
-		{ K(3000), K(100) }, { K(10), K(20) }, { K(4999), K(5000) } };
+	static const unsigned hist[][2] = {{0, 0}, {K(200), K(1000)},
+	    {K(1), K(5000)}, {K(1000), K(1000)}, {K(1000), K(200)},
+	    {K(3000), K(100)}, {K(10), K(20)}, {K(4999), K(5000)}};
 	struct sim *s = sim_create(1, NULL);
 	struct sim_thread *t = sim_spawn(s, 0, 1, 1, -1);
 
@@ -104,14 +104,16 @@ expect_batch(unsigned ticks, int window, int nice)
 void
 test_batch_priority(void)
 {
-	static const int fracs[] = { 0, 10, 50, 90, 100 };
+	static const int fracs[] = {0, 10, 50, 90, 100};
 	struct sim *s = sim_create(1, NULL);
 	struct sim_thread *t = sim_spawn(s, 0, -1, 0, -1);
 	struct td_sched *ts = td_get_sched(&t->td);
 
 	for (int nice = -20; nice <= 20; nice += 10) {
-		for (unsigned i = 0; i < sizeof(fracs) / sizeof(fracs[0]); i++) {
-			ts->ts_runtime = K(5000); /* batch: runs more than sleeps */
+		for (unsigned i = 0; i < sizeof(fracs) / sizeof(fracs[0]);
+		     i++) {
+			ts->ts_runtime =
+			    K(5000); /* batch: runs more than sleeps */
 			ts->ts_slptime = K(100);
 			ts->ts_ftick = 1000;
 			ts->ts_ltick = 11000;
@@ -179,7 +181,7 @@ void
 test_slice_scaling(void)
 {
 	/* tdq_slice by runnable threads: 12 12 6 4 3 2 2 2 (section 6.3). */
-	static const int want[] = { 0, 12, 12, 6, 4, 3, 2, 2, 2 };
+	static const int want[] = {0, 12, 12, 6, 4, 3, 2, 2, 2};
 
 	for (int n = 1; n <= 8; n++) {
 		struct sim *s = sim_create(1, NULL);

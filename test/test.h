@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define CHECK(c)                                                              \
+#define CHECK(c)                                                               \
 	do {                                                                   \
 		if (!(c)) {                                                    \
 			fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, \
@@ -17,20 +17,21 @@
 		}                                                              \
 	} while (0)
 
-#define CHECK_EQ(a, b)                                                        \
-	do {                                                                   \
-		long long a_ = (long long)(a), b_ = (long long)(b);            \
-		if (a_ != b_) {                                                \
-			fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", \
-			    __FILE__, __LINE__, #a, a_, #b, b_);               \
-			exit(1);                                               \
-		}                                                              \
+#define CHECK_EQ(a, b)                                                  \
+	do {                                                            \
+		long long a_ = (long long)(a), b_ = (long long)(b);     \
+		if (a_ != b_) {                                         \
+			fprintf(stderr,                                 \
+			    "%s:%d: %s == %lld, expected %s == %lld\n", \
+			    __FILE__, __LINE__, #a, a_, #b, b_);        \
+			exit(1);                                        \
+		}                                                       \
 	} while (0)
 
-#define SKIP(why)                                                             \
-	do {                                                                   \
-		fprintf(stderr, "skipped: %s\n", why);                         \
-		exit(77);                                                      \
+#define SKIP(why)                                      \
+	do {                                           \
+		fprintf(stderr, "skipped: %s\n", why); \
+		exit(77);                              \
 	} while (0)
 
 /*
