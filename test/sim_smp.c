@@ -9,6 +9,18 @@
 #include "sim.h"
 #include "test.h"
 
+/* n hogs queued on cpu, free to move afterwards (bound, then unbound). */
+static void
+hogs_on(struct sim *s, struct sim_thread **h, int n, int cpu)
+{
+	for (int i = 0; i < n; i++)
+		h[i] = sim_spawn(s, 0, -1, 0, cpu);
+	sim_run(s, 10);
+	CHECK(sim_load(s, cpu) >= n);
+	for (int i = 0; i < n; i++)
+		sim_unbind(s, h[i]);
+}
+
 /*
  * A thread that sleeps briefly comes back to its last CPU while that CPU
  * is idle and the L2 affinity window (2 ticks) has not expired, even with
@@ -96,12 +108,7 @@ test_idle_steal(void)
 	 * again; each time they look for work to steal. */
 	for (int c = 1; c < 4; c++)
 		sim_spawn(s, 0, 1, 3, c);
-	for (int i = 0; i < 6; i++)
-		h[i] = sim_spawn(s, 0, -1, 0, 0);
-	sim_run(s, 10);
-	CHECK_EQ(sim_load(s, 0), 6);
-	for (int i = 0; i < 6; i++)
-		sim_unbind(s, h[i]);
+	hogs_on(s, h, 6, 0);
 	sim_run(s, 3000);
 	for (int c = 0; c < 4; c++) {
 		struct sched_cpu_stats st;
@@ -122,11 +129,7 @@ test_idle_steal(void)
 	ULT_ST(&rebalance, 0);
 	s = sim_create(2, NULL);
 	sim_spawn(s, 0, 1, 3, 1);
-	h[0] = sim_spawn(s, 0, -1, 0, 0);
-	h[1] = sim_spawn(s, 0, -1, 0, 0);
-	sim_run(s, 10);
-	sim_unbind(s, h[0]);
-	sim_unbind(s, h[1]);
+	hogs_on(s, h, 2, 0);
 	sim_run(s, 2000);
 	CHECK_EQ(h[0]->ran_on[1] + h[1]->ran_on[1], 0);
 	ULT_ST(&steal_thresh, 2);
@@ -151,11 +154,7 @@ test_balancer_spreads(void)
 	sim_topo_desc(desc, 8, 8, 2, 0);
 	s = sim_create(8, desc);
 	s->check_every = 17;
-	for (int i = 0; i < 16; i++)
-		h[i] = sim_spawn(s, 0, -1, 0, 0);
-	sim_run(s, 10);
-	for (int i = 0; i < 16; i++)
-		sim_unbind(s, h[i]);
+	hogs_on(s, h, 16, 0);
 	sim_run(s, 1000);
 	/* One pass cannot do it all: the balancer is gradual. */
 	CHECK(sim_load(s, 0) > 2);

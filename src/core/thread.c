@@ -291,11 +291,32 @@ ult_exit(void *ret)
 	ult__exit_switch(ut);
 }
 
+/*
+ * Lock t's join channel if t may still be joined or detached; otherwise
+ * return why not (ESRCH: already joined, EINVAL: detached or being
+ * joined) with nothing locked.
+ */
+static int
+claim_lock(struct ult_thread *t)
+{
+	int err = 0;
+
+	ult__sleepq_lock(t);
+	if (ULT_LD_ACQ(&t->lstate) == UT_FREE)
+		err = ESRCH;
+	else if (t->detached || t->joining)
+		err = EINVAL;
+	if (err != 0)
+		ult__sleepq_release(t);
+	return (err);
+}
+
 int
 ult_join(ult_thread_t *t, void **ret)
 {
 	struct ult_thread *self = ult__self_ut();
 	struct ult__waiter w;
+	int err;
 
 	if (!ult__running())
 		return (ENXIO);
@@ -303,15 +324,8 @@ ult_join(ult_thread_t *t, void **ret)
 		return (EINVAL);
 	if (t == self)
 		return (EDEADLK);
-	ult__sleepq_lock(t);
-	if (ULT_LD_ACQ(&t->lstate) == UT_FREE) {
-		ult__sleepq_release(t);
-		return (ESRCH);
-	}
-	if (t->detached || t->joining) {
-		ult__sleepq_release(t);
-		return (EINVAL);
-	}
+	if ((err = claim_lock(t)) != 0)
+		return (err);
 	t->joining = 1;
 	while (ULT_LD_ACQ(&t->lstate) != UT_ZOMBIE) {
 		w.ut = self;
@@ -336,21 +350,14 @@ ult_join(ult_thread_t *t, void **ret)
 int
 ult_detach(ult_thread_t *t)
 {
-	int zombie;
+	int zombie, err;
 
 	if (!ult__running())
 		return (ENXIO);
 	if (t == NULL)
 		return (EINVAL);
-	ult__sleepq_lock(t);
-	if (ULT_LD_ACQ(&t->lstate) == UT_FREE) {
-		ult__sleepq_release(t);
-		return (ESRCH);
-	}
-	if (t->detached || t->joining) {
-		ult__sleepq_release(t);
-		return (EINVAL);
-	}
+	if ((err = claim_lock(t)) != 0)
+		return (err);
 	t->detached = 1;
 	zombie = ULT_LD_ACQ(&t->lstate) == UT_ZOMBIE;
 	ult__sleepq_release(t);

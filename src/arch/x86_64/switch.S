@@ -6,14 +6,8 @@
  */
 #include "context.h"
 
-	.text
-	.globl	ult__ctx_switch
-	.hidden	ult__ctx_switch
-	.type	ult__ctx_switch, @function
-	.p2align 4
-/* void ult__ctx_switch(struct ult__ctx *from, struct ult__ctx *to) */
-ult__ctx_switch:
-	.cfi_startproc
+/* Push the callee-saved state; the frame layout is in context.h. */
+.macro	SAVE_FRAME
 	pushq	%rbp
 	pushq	%rbx
 	pushq	%r12
@@ -23,8 +17,10 @@ ult__ctx_switch:
 	subq	$8, %rsp
 	stmxcsr	(%rsp)
 	fnstcw	4(%rsp)
-	movq	%rsp, ULT_CTX_SP(%rdi)
-	movq	ULT_CTX_SP(%rsi), %rsp
+.endm
+
+/* Pop it from the stack rsp now points at, and return into that context. */
+.macro	LOAD_FRAME
 	ldmxcsr	(%rsp)
 	fldcw	4(%rsp)
 	addq	$8, %rsp
@@ -35,6 +31,20 @@ ult__ctx_switch:
 	popq	%rbx
 	popq	%rbp
 	ret
+.endm
+
+	.text
+	.globl	ult__ctx_switch
+	.hidden	ult__ctx_switch
+	.type	ult__ctx_switch, @function
+	.p2align 4
+/* void ult__ctx_switch(struct ult__ctx *from, struct ult__ctx *to) */
+ult__ctx_switch:
+	.cfi_startproc
+	SAVE_FRAME
+	movq	%rsp, ULT_CTX_SP(%rdi)
+	movq	ULT_CTX_SP(%rsi), %rsp
+	LOAD_FRAME
 	.cfi_endproc
 	.size	ult__ctx_switch, .-ult__ctx_switch
 
@@ -50,31 +60,14 @@ ult__ctx_switch:
 	.p2align 4
 ult__ctx_switch_via:
 	.cfi_startproc
-	pushq	%rbp
-	pushq	%rbx
-	pushq	%r12
-	pushq	%r13
-	pushq	%r14
-	pushq	%r15
-	subq	$8, %rsp
-	stmxcsr	(%rsp)
-	fnstcw	4(%rsp)
+	SAVE_FRAME
 	movq	%rsp, ULT_CTX_SP(%rdi)
 	movq	%rsi, %r12
 	movq	%rdx, %rsp
 	movq	%r8, %rdi
 	callq	*%rcx
 	movq	ULT_CTX_SP(%r12), %rsp
-	ldmxcsr	(%rsp)
-	fldcw	4(%rsp)
-	addq	$8, %rsp
-	popq	%r15
-	popq	%r14
-	popq	%r13
-	popq	%r12
-	popq	%rbx
-	popq	%rbp
-	ret
+	LOAD_FRAME
 	.cfi_endproc
 	.size	ult__ctx_switch_via, .-ult__ctx_switch_via
 
