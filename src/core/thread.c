@@ -369,10 +369,11 @@ ult_detach(ult_thread_t *t)
 void
 ult_yield(void)
 {
-	struct ult_thread *ut = ult__self_ut();
+	struct ult__worker *w = ult__worker_self();
+	struct ult_thread *ut;
 	struct thread *td;
 
-	if (ut == NULL) {
+	if (w == NULL || (ut = w->curthread) == &w->idle) {
 		sched_yield();
 		return;
 	}
@@ -380,7 +381,7 @@ ult_yield(void)
 	/* A pending AST (slice end, better thread queued) does the switch
 	 * itself, as it would on the way back to user mode. */
 	if ((ULT_LD(&td->td_ast) & TDA_SCHED) || ULT_LD(&td->td_owepreempt) ||
-	    ULT_LD(&ult__worker_self()->ipi)) {
+	    ULT_LD(&w->ipi)) {
 		ult__userret();
 		return;
 	}
