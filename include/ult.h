@@ -57,6 +57,8 @@ int ult_init(const struct ult_config *cfg);
  * Wait until every uthread (detached ones included) has finished, then
  * stop the workers and release everything.  Handles of finished but
  * unjoined uthreads become invalid.  ult_init() may be called again.
+ * No other foreign thread may be inside an ult_ call meanwhile (as with
+ * pthread objects, tearing down what another thread uses is undefined).
  * Errors: ENXIO not running; EDEADLK called from a uthread.
  * Context: foreign thread.  Blocks: yes (until the uthreads finish).
  */
