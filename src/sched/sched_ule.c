@@ -388,6 +388,22 @@ sched_thread_priority(struct thread *td, int prio)
 		ule_add(td, SRQ_BORROWING | SRQ_HOLDTD);
 		return;
 	}
+	if (TD_ON_RUNQ(td)) {
+		/*
+		 * Worse: it keeps its queue position, as in FreeBSD, but
+		 * tdq_lowpri must stop claiming the old priority, or a
+		 * later sched_rem() (comparing the new one) leaves it stale
+		 * and tdq_notify() stops waking this CPU for equal work.
+		 * ult unlends queued threads (a lock waiter timing out), which
+		 * the kernel rarely does.
+		 */
+		tdq = TDQ_CPU(td_get_sched(td)->ts_cpu);
+		oldpri = td->td_priority;
+		td_set_pri(td, prio);
+		if (TDQ_LOWPRI(tdq) == oldpri)
+			tdq_setlowpri(tdq, NULL);
+		return;
+	}
 	if (TD_IS_RUNNING(td)) {
 		tdq = TDQ_CPU(td_get_sched(td)->ts_cpu);
 		oldpri = td->td_priority;
@@ -450,10 +466,19 @@ ule_set_class(struct thread *td, int cls)
 	td->td_pri_class = (uint8_t)cls;
 }
 
-/* Back to user mode: a priority boost from sleeping ends here. */
+/*
+ * Back to user mode: a priority boost from sleeping ends here.  Unlike a
+ * kernel thread, a uthread returns to its own code while holding locks,
+ * so a lent priority is kept until the lock's release unlends it.
+ */
 static void
 ule_userret(struct thread *td)
 {
+	if ((td->td_flags & TDF_BORROWING) &&
+	    td->td_priority < td->td_user_pri) {
+		td->td_base_pri = td->td_user_pri;
+		return;
+	}
 	td_set_pri(td, td->td_user_pri);
 	td->td_base_pri = td->td_user_pri;
 	tdq_setlowpri(TDQ_CPU(td_get_sched(td)->ts_cpu), td);
