@@ -60,6 +60,13 @@ struct ult_thread {
 	/* sleeping */
 	struct ult__timer slp_timer; /* timeouts; also the sleep wchan */
 	struct ult__waiter *_Atomic slp_waiter;
+	/* locks (src/sync/turnstile.c) */
+	struct ult__turnstile *ts_spare;   /* NULL while lent to a lock */
+	struct ult__turnstile *ts_blocked; /* blocked on (its ts_lock) */
+	struct ult__waiter *ts_waiter;	   /* its waiter there */
+	struct mtx contested_lock;	   /* leaf lock for `contested' */
+	struct ult__list contested;	   /* turnstiles of locks it owns */
+	atomic_int oncpu;	      /* running now: lock waiters may spin */
 	struct ult_thread *free_next; /* thread slab free list */
 };
 

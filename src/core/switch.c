@@ -93,6 +93,8 @@ switch_to(struct ult__worker *w, struct ult_thread *from, struct ult_thread *to,
 	w->sw_mtx = mtx;
 	w->sw_dying = dying;
 	w->curthread = to;
+	ULT_ST(&from->oncpu, 0);
+	ULT_ST(&to->oncpu, 1);
 	ULT_ST(&w->nswitch, ULT_LD(&w->nswitch) + 1);
 	if (from == &w->idle)
 		ult__worker_became_busy(w);

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "../sync/sleepq.h"
+#include "../sync/turnstile.h"
 #include "../util/mem.h"
 #include "runtime.h"
 
@@ -85,6 +86,8 @@ ult__thread_slab_fini(void)
 		struct slab_chunk *c = slab_chunks;
 
 		slab_chunks = c->next;
+		for (int i = 0; i < SLAB_CHUNK; i++)
+			ult__ts_free(c->t[i].ts_spare);
 		free(c);
 	}
 	free_head = free_tail = NULL;
@@ -183,6 +186,11 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 	atomic_init(&ut->nmigrations, 0);
 	ult__timer_init(&ut->slp_timer);
 	atomic_init(&ut->slp_waiter, NULL);
+	ut->ts_blocked = NULL;
+	ut->ts_waiter = NULL;
+	mtx_init(&ut->contested_lock, "contested");
+	ult__list_init(&ut->contested);
+	atomic_init(&ut->oncpu, 0);
 	ult__ctx_init(&ut->ctx, (char *)ut->stack->base + ut->stack->guard,
 	    ut->stack->size, ult__thread_entry, ut);
 	ult__san_create(&ut->san, (char *)ut->stack->base + ut->stack->guard,
@@ -225,6 +233,10 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 	    (a != NULL && a->stack_size) ? a->stack_size : ult__rt.stack_size;
 	if ((ut = thread_alloc()) == NULL)
 		return (EAGAIN);
+	if (ut->ts_spare == NULL && (ut->ts_spare = ult__ts_alloc()) == NULL) {
+		thread_free(ut);
+		return (EAGAIN);
+	}
 	self = ult__self_ut();
 	ut->stack = ult__stack_get(ult__worker_self(), size);
 	if (ut->stack == NULL) {
@@ -328,7 +340,7 @@ ult_join(ult_thread_t *t, void **ret)
 		return (err);
 	t->joining = 1;
 	while (ULT_LD_ACQ(&t->lstate) != UT_ZOMBIE) {
-		w.ut = self;
+		ult__waiter_self(&w);
 		ult__sleepq_add(t, &w);
 		ult__sleepq_wait(t, &w, 0);
 		ult__sleepq_lock(t);
@@ -407,7 +419,7 @@ ult_sleep_until(uint64_t deadline)
 	}
 	if (!ult__running())
 		return (ENXIO);
-	w.ut = ut;
+	ult__waiter_self(&w);
 	ult__sleepq_lock(&ut->slp_timer);
 	ult__sleepq_add(&ut->slp_timer, &w);
 	ult__sleepq_wait(&ut->slp_timer, &w, deadline);

@@ -55,7 +55,7 @@ ult__sleepq_add(const void *wchan, struct ult__waiter *w)
 {
 	w->wchan = wchan;
 	w->result = 0;
-	atomic_init(&w->futex, 0);
+	ULT_ST(&w->futex, 0);
 	ult__list_insert_tail(&chain_of(wchan)->waiters, &w->link);
 }
 
@@ -66,8 +66,7 @@ resume(struct sleepq_chain *sc, struct ult__waiter *w)
 	struct thread *td;
 
 	if (w->ut == NULL) {
-		ULT_ST_REL(&w->futex, 1);
-		ult__futex_wake(&w->futex, 1);
+		ult__waiter_wake_foreign(w);
 		return;
 	}
 	td = &w->ut->td;
@@ -139,9 +138,7 @@ static int
 wait_foreign(struct sleepq_chain *sc, struct ult__waiter *w, uint64_t deadline)
 {
 	mtx_unlock(&sc->lock);
-	while (ULT_LD_ACQ(&w->futex) == 0) {
-		if (ult__futex_wait(&w->futex, 0, deadline) != ETIMEDOUT)
-			continue;
+	if (ult__waiter_park_foreign(w, deadline) == ETIMEDOUT) {
 		mtx_lock(&sc->lock);
 		if (ult__list_linked(&w->link)) {
 			ult__list_remove(&w->link);
@@ -149,7 +146,8 @@ wait_foreign(struct sleepq_chain *sc, struct ult__waiter *w, uint64_t deadline)
 			return (ETIMEDOUT);
 		}
 		mtx_unlock(&sc->lock);
-		deadline = 0; /* being woken right now */
+		/* Being woken right now. */
+		ult__waiter_park_foreign(w, 0);
 	}
 	return (w->result);
 }

@@ -15,21 +15,12 @@
 
 #include "../util/list.h"
 #include "../util/lock.h"
-
-struct ult_thread;
-
-struct ult__waiter {
-	struct ult__list link; /* on the chain while waiting */
-	const void *wchan;
-	struct ult_thread *ut; /* NULL: a foreign thread */
-	atomic_uint futex;     /* foreign: 0 waiting, 1 woken */
-	int result;	       /* 0 or ETIMEDOUT */
-};
+#include "waiter.h"
 
 /* Lock the chain of wchan. */
 void ult__sleepq_lock(const void *wchan);
 void ult__sleepq_release(const void *wchan);
-/* Chain locked: queue the caller as a waiter on wchan. */
+/* Chain locked: queue w (filled by ult__waiter_self) on wchan. */
 void ult__sleepq_add(const void *wchan, struct ult__waiter *w);
 /*
  * Chain locked, after ult__sleepq_add: sleep until woken or until the

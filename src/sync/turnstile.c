@@ -1,0 +1,580 @@
+/*
+ * Turnstiles: see turnstile.h for the model and the lock order.
+ *
+ * Every field of a turnstile is touched only with its ts_lock held, and
+ * ts_lock is never re-initialised after allocation: a waker may still hold
+ * it for a moment after handing the turnstile to a woken thread as its new
+ * spare, and that thread's next use of it starts by taking the lock.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "../core/runtime.h"
+#include "turnstile.h"
+
+#define TC_TABLESIZE 128
+
+struct ult__turnstile {
+	struct mtx ts_lock;
+	struct ult__list ts_hash;	/* on its chain while in use */
+	struct ult__list ts_blocked[2]; /* waiters, best priority first */
+	struct ult__list ts_pending;	/* woken, not yet resumed */
+	struct ult__list ts_free;	/* the other waiters' spares */
+	struct ult__list ts_link; /* on a ts_free, or its owner's contested */
+	const void *ts_obj;
+	struct ult_thread *ts_owner; /* whose contested list it is on */
+	int ts_count[2];
+	atomic_int ts_bestpri; /* head priority; read under contested_lock */
+};
+
+struct ts_chain {
+	struct mtx lock;
+	struct ult__list list;
+} ULT_ALIGNED_CL;
+
+static struct ts_chain chains[TC_TABLESIZE];
+static pthread_once_t ts_once = PTHREAD_ONCE_INIT;
+static pthread_key_t foreign_spare_key;
+
+static void
+foreign_spare_dtor(void *p)
+{
+	ult__ts_free(p);
+}
+
+static void
+ts_init_once(void)
+{
+	for (int i = 0; i < TC_TABLESIZE; i++) {
+		mtx_init(&chains[i].lock, "turnstile chain");
+		ult__list_init(&chains[i].list);
+	}
+	if (pthread_key_create(&foreign_spare_key, foreign_spare_dtor) != 0)
+		abort();
+}
+
+static struct ts_chain *
+chain_of(const void *obj)
+{
+	uintptr_t a = (uintptr_t)obj;
+
+	return (&chains[((a >> 6) ^ (a >> 13)) % TC_TABLESIZE]);
+}
+
+struct ult__turnstile *
+ult__ts_alloc(void)
+{
+	struct ult__turnstile *ts = calloc(1, sizeof(*ts));
+
+	if (ts == NULL)
+		return (NULL);
+	mtx_init(&ts->ts_lock, "turnstile");
+	ult__list_init(&ts->ts_link);
+	ult__list_init(&ts->ts_hash);
+	return (ts);
+}
+
+void
+ult__ts_free(struct ult__turnstile *ts)
+{
+	if (ts == NULL)
+		return;
+	/* Wait out a waker that handed it over and still holds it. */
+	mtx_lock(&ts->ts_lock);
+	mtx_unlock(&ts->ts_lock);
+	free(ts);
+}
+
+int
+ult__ts_prepare(void)
+{
+	struct ult__turnstile *ts;
+
+	pthread_once(&ts_once, ts_init_once);
+	if (ult__self_ut() != NULL)
+		return (0); /* uthreads get theirs at spawn */
+	if (pthread_getspecific(foreign_spare_key) != NULL)
+		return (0);
+	if ((ts = ult__ts_alloc()) == NULL)
+		return (ENOMEM);
+	if (pthread_setspecific(foreign_spare_key, ts) != 0) {
+		ult__ts_free(ts);
+		return (ENOMEM);
+	}
+	return (0);
+}
+
+static struct ult__turnstile *
+spare_take(struct ult__waiter *w)
+{
+	struct ult__turnstile *ts;
+
+	if (w->ut != NULL) {
+		ts = w->ut->ts_spare;
+		w->ut->ts_spare = NULL;
+	} else {
+		ts = pthread_getspecific(foreign_spare_key);
+		pthread_setspecific(foreign_spare_key, NULL);
+	}
+	return (ts);
+}
+
+static void
+spare_put(struct ult__waiter *w)
+{
+	if (w->ut != NULL)
+		w->ut->ts_spare = w->spare;
+	else
+		pthread_setspecific(foreign_spare_key, w->spare);
+}
+
+struct ult__turnstile *
+ult__ts_lookup(const void *obj)
+{
+	struct ts_chain *tc = chain_of(obj);
+	struct ult__list *n;
+
+	pthread_once(&ts_once, ts_init_once);
+	mtx_lock(&tc->lock);
+	ULT_LIST_FOREACH (n, &tc->list) {
+		struct ult__turnstile *ts =
+		    ULT_CONTAINER_OF(n, struct ult__turnstile, ts_hash);
+
+		if (ts->ts_obj == obj) {
+			mtx_lock(&ts->ts_lock);
+			return (ts);
+		}
+	}
+	return (NULL);
+}
+
+void
+ult__ts_release(const void *obj, struct ult__turnstile *ts)
+{
+	if (ts != NULL)
+		mtx_unlock(&ts->ts_lock);
+	mtx_unlock(&chain_of(obj)->lock);
+}
+
+struct ult__waiter *
+ult__ts_head(struct ult__turnstile *ts, int queue)
+{
+	struct ult__list *n = ult__list_first(&ts->ts_blocked[queue]);
+
+	return (n ? ULT_CONTAINER_OF(n, struct ult__waiter, link) : NULL);
+}
+
+int
+ult__ts_count(struct ult__turnstile *ts, int queue)
+{
+	return (ts->ts_count[queue]);
+}
+
+static void
+update_bestpri(struct ult__turnstile *ts)
+{
+	int best = PRI_MAX;
+
+	for (int q = 0; q < 2; q++) {
+		struct ult__waiter *w = ult__ts_head(ts, q);
+
+		if (w != NULL && w->pri < best)
+			best = w->pri;
+	}
+	ULT_ST(&ts->ts_bestpri, best);
+}
+
+/*
+ * Priority order, FIFO among equals; a waiter that was woken and lost the
+ * lock to a running thread goes back ahead of its equals, so it does not
+ * lose its turn.
+ */
+static void
+insert_waiter(struct ult__turnstile *ts, int queue, struct ult__waiter *w)
+{
+	struct ult__list *h = &ts->ts_blocked[queue], *n;
+	int requeued = w->flags & WF_REQUEUED;
+
+	ULT_LIST_FOREACH (n, h) {
+		struct ult__waiter *o =
+		    ULT_CONTAINER_OF(n, struct ult__waiter, link);
+
+		if (o->pri > w->pri || (requeued && o->pri == w->pri))
+			break;
+	}
+	ult__list_insert_tail(n, &w->link); /* before n */
+	ts->ts_count[queue]++;
+	update_bestpri(ts);
+}
+
+static int
+queue_of(struct ult__turnstile *ts, struct ult__waiter *w)
+{
+	struct ult__list *n;
+
+	ULT_LIST_FOREACH (n, &ts->ts_blocked[TS_SHARED_QUEUE])
+		if (n == &w->link)
+			return (TS_SHARED_QUEUE);
+	return (TS_EXCLUSIVE_QUEUE);
+}
+
+static void
+remove_waiter(struct ult__turnstile *ts, int queue, struct ult__waiter *w)
+{
+	ult__list_remove(&w->link);
+	ts->ts_count[queue]--;
+	update_bestpri(ts);
+}
+
+/* The lock owner of a turnstile changes (ts locked). */
+static struct ult_thread *
+set_owner(struct ult__turnstile *ts, struct ult_thread *ut)
+{
+	struct ult_thread *old = ts->ts_owner;
+
+	if (old == ut)
+		return (NULL);
+	if (old != NULL) {
+		mtx_lock(&old->contested_lock);
+		ult__list_remove(&ts->ts_link);
+		mtx_unlock(&old->contested_lock);
+	}
+	ts->ts_owner = ut;
+	if (ut != NULL) {
+		mtx_lock(&ut->contested_lock);
+		ult__list_insert_tail(&ut->contested, &ts->ts_link);
+		mtx_unlock(&ut->contested_lock);
+	}
+	return (old);
+}
+
+/*
+ * A thread's lock is its own (a run queue's, or the ts_lock of a
+ * turnstile further down a chain), unless it is one of the two we hold:
+ * that only happens for a cycle of owners, a deadlock in the program,
+ * which propagation must not turn into a hang of the worker.
+ */
+static struct mtx *
+lock_owner(struct thread *td, struct mtx *held1, struct mtx *held2)
+{
+	unsigned spins = 0;
+
+	for (;;) {
+		struct mtx *m = ULT_LD_ACQ(&td->td_lock);
+
+		if (m == &blocked_lock) {
+			ult__spin_backoff(&spins);
+			continue;
+		}
+		if (m == held1 || m == held2)
+			return (NULL);
+		mtx_lock(m);
+		if (ULT_LD(&td->td_lock) == m)
+			return (m);
+		mtx_unlock(m);
+	}
+}
+
+/*
+ * Lend pri along the owner chain starting at top (locked).  Holds top
+ * throughout and at most one more ts_lock at a time, always further down
+ * the chain, so concurrent walks take locks in one order.
+ */
+static void
+propagate(struct ult__turnstile *top, int pri)
+{
+	struct ult__turnstile *ts = top;
+
+	for (;;) {
+		struct ult_thread *o = ts->ts_owner;
+		struct ult__turnstile *nts;
+		struct ult__waiter *ow;
+		struct thread *td;
+		struct mtx *m;
+		int q;
+
+		if (o == NULL)
+			break;
+		td = &o->td;
+		if ((m = lock_owner(td, &top->ts_lock, &ts->ts_lock)) == NULL)
+			break;
+		if (td->td_priority <= pri) {
+			mtx_unlock(m);
+			break;
+		}
+		ult__rt.sched->lend_prio(td, pri);
+		if (!TD_ON_LOCK(td)) {
+			/* Running or queued: the lend requeued it, maybe on
+			 * another CPU, whose lock is now td's.  Asleep: it
+			 * keeps the lend for when it wakes. */
+			thread_unlock(td);
+			break;
+		}
+		/* Blocked on nts, whose lock is m: re-sort it there. */
+		nts = o->ts_blocked;
+		ow = o->ts_waiter;
+		q = queue_of(nts, ow);
+		remove_waiter(nts, q, ow);
+		ow->pri = pri;
+		insert_waiter(nts, q, ow);
+		if (ts != top)
+			mtx_unlock(&ts->ts_lock);
+		ts = nts;
+	}
+	if (ts != top)
+		mtx_unlock(&ts->ts_lock);
+}
+
+/* The best priority the waiters of ut's other locks still need. */
+static void
+unlend(struct ult_thread *ut)
+{
+	struct thread *td = &ut->td;
+	struct ult__list *n;
+	int pri = PRI_MAX;
+
+	mtx_lock(&ut->contested_lock);
+	ULT_LIST_FOREACH (n, &ut->contested) {
+		struct ult__turnstile *ts =
+		    ULT_CONTAINER_OF(n, struct ult__turnstile, ts_link);
+		int p = ULT_LD(&ts->ts_bestpri);
+
+		if (p < pri)
+			pri = p;
+	}
+	mtx_unlock(&ut->contested_lock);
+	thread_lock(td);
+	if ((td->td_flags & TDF_BORROWING) || pri < td->td_priority)
+		ult__rt.sched->unlend_prio(td, pri);
+	thread_unlock(td);
+}
+
+/* A new owner starts with the best waiter's priority (turnstile_claim). */
+static void
+lend_owner(struct ult_thread *ut, int pri)
+{
+	struct thread *td = &ut->td;
+
+	thread_lock(td);
+	if (pri < td->td_priority)
+		ult__rt.sched->lend_prio(td, pri);
+	thread_unlock(td);
+}
+
+/* Make a woken waiter run again (ts locked; w unlinked). */
+static void
+resume(struct ult__waiter *w)
+{
+	struct thread *td;
+
+	if (w->ut == NULL) {
+		ult__waiter_wake_foreign(w);
+		return;
+	}
+	td = &w->ut->td;
+	thread_lock_block_wait(td);
+	w->ut->ts_blocked = NULL;
+	w->ut->ts_waiter = NULL;
+	TD_CLR_LOCK(td);
+	if (TD_CAN_RUN(td))
+		ult__rt.sched->add(td, SRQ_HOLD | SRQ_BORING);
+}
+
+/* A waiter leaves ts (chain and ts locked): give it a spare turnstile; if
+ * it was the last one, ts itself, which leaves its chain and its owner. */
+static struct ult_thread *
+give_spare(struct ult__turnstile *ts, struct ult__waiter *w)
+{
+	struct ult__list *n = ult__list_first(&ts->ts_free);
+
+	if (n != NULL) {
+		ult__list_remove(n);
+		w->spare = ULT_CONTAINER_OF(n, struct ult__turnstile, ts_link);
+		return (NULL);
+	}
+	w->spare = ts;
+	ult__list_remove(&ts->ts_hash);
+	return (set_owner(ts, NULL));
+}
+
+/*
+ * Timeout: take w off its turnstile unless a waker got there first.
+ * Returns 1 if it was removed (and resumed, for a uthread).
+ */
+static int
+abandon(struct ult__waiter *w)
+{
+	struct ts_chain *tc = chain_of(w->wchan);
+	struct ult__turnstile *ts;
+	struct ult_thread *owner = NULL;
+	int removed = 0;
+
+	mtx_lock(&tc->lock);
+	ts = w->ts;
+	mtx_lock(&ts->ts_lock);
+	if (ult__list_linked(&w->link)) {
+		remove_waiter(ts, queue_of(ts, w), w);
+		w->result = ETIMEDOUT;
+		owner = ts->ts_owner; /* its lend may have come from w */
+		give_spare(ts, w);
+		if (w->ut != NULL)
+			resume(w);
+		removed = 1;
+	}
+	if (owner != NULL)
+		unlend(owner);
+	mtx_unlock(&ts->ts_lock);
+	mtx_unlock(&tc->lock);
+	return (removed);
+}
+
+static void
+ts_timeout(void *arg)
+{
+	struct ult_thread *ut = arg;
+
+	abandon(ULT_LD_ACQ(&ut->slp_waiter));
+}
+
+int
+ult__ts_wait(const void *obj, struct ult__turnstile *ts, uintptr_t owner,
+    int queue, struct ult__waiter *w, uint64_t deadline)
+{
+	struct ts_chain *tc = chain_of(obj);
+	struct ult_thread *ut = w->ut, *old;
+	struct ult__turnstile *spare;
+	struct thread *td;
+
+	/* Set before the timer: its expiry locks w's chain, which we hold,
+	 * and so finds w queued or already gone. */
+	w->wchan = obj;
+	if (deadline != 0 && ut != NULL) {
+		ULT_ST_REL(&ut->slp_waiter, w);
+		if (ult__timer_add(&ut->slp_timer, ut->td.td_oncpu, deadline,
+			ts_timeout, ut) != 0) {
+			ult__ts_release(obj, ts);
+			return (ENOMEM);
+		}
+	}
+	spare = spare_take(w);
+	if (ts == NULL) {
+		ts = spare;
+		mtx_lock(&ts->ts_lock);
+		ts->ts_obj = obj;
+		for (int q = 0; q < 2; q++) {
+			ult__list_init(&ts->ts_blocked[q]);
+			ts->ts_count[q] = 0;
+		}
+		ult__list_init(&ts->ts_pending);
+		ult__list_init(&ts->ts_free);
+		ts->ts_owner = NULL;
+		ult__list_insert_tail(&tc->list, &ts->ts_hash);
+	} else
+		ult__list_insert_tail(&ts->ts_free, &spare->ts_link);
+	old = set_owner(ts, ult__sync_id_thread(owner));
+	w->ts = ts;
+	insert_waiter(ts, queue, w);
+	mtx_unlock(&tc->lock);
+	if (old != NULL)
+		unlend(old); /* a stale owner; it released the lock */
+	if (ut == NULL) {
+		propagate(ts, ULT_LD(&ts->ts_bestpri));
+		mtx_unlock(&ts->ts_lock);
+		if (ult__waiter_park_foreign(w, deadline) == ETIMEDOUT &&
+		    !abandon(w))
+			ult__waiter_park_foreign(w, 0); /* being woken now */
+		spare_put(w);
+		return (w->result);
+	}
+	td = &ut->td;
+	ut->ts_blocked = ts;
+	ut->ts_waiter = w;
+	thread_lock(td);
+	TD_SET_LOCK(td);
+	thread_lock_set(td, &ts->ts_lock);
+	propagate(ts, ULT_LD(&ts->ts_bestpri));
+	ult__mi_switch(ut, SW_VOL | SWT_TURNSTILE, NULL);
+	if (deadline != 0)
+		ult__timer_cancel(&ut->slp_timer);
+	spare_put(w);
+	return (w->result);
+}
+
+static void
+move_pending(struct ult__turnstile *ts, int queue, struct ult__waiter *w,
+    int result)
+{
+	ult__list_remove(&w->link);
+	ts->ts_count[queue]--;
+	w->result = result;
+	ult__list_insert_tail(&ts->ts_pending, &w->link);
+}
+
+void
+ult__ts_signal(struct ult__turnstile *ts, int queue, int result)
+{
+	struct ult__waiter *w = ult__ts_head(ts, queue);
+
+	if (w != NULL)
+		move_pending(ts, queue, w, result);
+	update_bestpri(ts);
+}
+
+void
+ult__ts_broadcast(struct ult__turnstile *ts, int queue, int result)
+{
+	struct ult__waiter *w;
+
+	while ((w = ult__ts_head(ts, queue)) != NULL)
+		move_pending(ts, queue, w, result);
+	update_bestpri(ts);
+}
+
+void
+ult__ts_unpend(const void *obj, struct ult__turnstile *ts, uintptr_t newowner)
+{
+	struct ult_thread *nut = ult__sync_id_thread(newowner);
+	struct ult_thread *old = ts->ts_owner;
+	struct ult__list pending, *n;
+	int left = ts->ts_count[0] + ts->ts_count[1];
+
+	set_owner(ts, left ? nut : NULL);
+	ult__list_init(&pending);
+	while ((n = ult__list_first(&ts->ts_pending)) != NULL) {
+		ult__list_remove(n);
+		ult__list_insert_tail(&pending, n);
+	}
+	/* Hand out spares first: the last one may be ts itself. */
+	ULT_LIST_FOREACH (n, &pending)
+		give_spare(ts, ULT_CONTAINER_OF(n, struct ult__waiter, link));
+	while ((n = ult__list_first(&pending)) != NULL) {
+		ult__list_remove(n);
+		resume(ULT_CONTAINER_OF(n, struct ult__waiter, link));
+	}
+	if (old != NULL && old != nut)
+		unlend(old);
+	if (left && nut != NULL)
+		lend_owner(nut, ULT_LD(&ts->ts_bestpri));
+	mtx_unlock(&ts->ts_lock);
+	mtx_unlock(&chain_of(obj)->lock);
+}
+
+void
+ult__ts_claim(const void *obj, uintptr_t self)
+{
+	struct ult_thread *ut = ult__sync_id_thread(self);
+	struct ult__turnstile *ts = ult__ts_lookup(obj);
+	struct ult_thread *old;
+
+	if (ts == NULL) {
+		ult__ts_release(obj, NULL);
+		return;
+	}
+	old = set_owner(ts, ut);
+	if (old != NULL)
+		unlend(old);
+	if (ut != NULL)
+		lend_owner(ut, ULT_LD(&ts->ts_bestpri));
+	ult__ts_release(obj, ts);
+}
