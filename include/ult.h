@@ -203,6 +203,159 @@ int ult_cpu_info(int cpu, struct ult_cpu_info *out);
  */
 int ult_sysctl(const char *name, long *oldval, const long *newval);
 
+/*
+ * Synchronisation objects.
+ *
+ * Every object works between uthreads and foreign threads alike (a
+ * blocked uthread sleeps and its worker runs others; a blocked foreign
+ * thread sleeps in the kernel), and foreign threads may use them even
+ * while the runtime is not running.  Objects are plain structs of a fixed
+ * size: embed them anywhere, initialise them statically or with the
+ * _init function, and never copy one that is in use.  The fields are
+ * private.  Timed waits take absolute CLOCK_MONOTONIC deadlines and
+ * return ETIMEDOUT once the deadline has passed.
+ *
+ * Context for all of them: uthread or foreign thread, not a signal
+ * handler.  Functions named lock, wait, rdlock or wrlock block; the
+ * others do not.
+ */
+
+/*
+ * Mutex: error-checking, not recursive, with priority propagation: a
+ * uthread blocked on it lends its priority to the owner (and on along a
+ * chain of owners), and the owner gets its own back at unlock.  Unlock
+ * wakes the best waiter (priority order, FIFO among equals); see DESIGN.md
+ * for when it hands the mutex over directly.
+ *   lock/timedlock: EDEADLK the caller owns it; EINVAL NULL; ETIMEDOUT.
+ *   trylock: EBUSY held.  unlock: EPERM the caller does not own it.
+ *   destroy: EBUSY locked or waited on.
+ * A thread that exits while holding a mutex leaves it locked for good.
+ */
+typedef struct ult_mutex {
+	uintptr_t __word;
+	uintptr_t __spare;
+} ult_mutex_t;
+#define ULT_MUTEX_INITIALIZER \
+	{                     \
+		0, 0          \
+	}
+
+int ult_mutex_init(ult_mutex_t *m);
+int ult_mutex_destroy(ult_mutex_t *m);
+int ult_mutex_lock(ult_mutex_t *m);
+int ult_mutex_trylock(ult_mutex_t *m);
+int ult_mutex_timedlock(ult_mutex_t *m, uint64_t deadline_ns);
+int ult_mutex_unlock(ult_mutex_t *m);
+
+/*
+ * Condition variable.  wait/timedwait release m (which the caller must
+ * own: EPERM otherwise) and reacquire it before returning, also on
+ * ETIMEDOUT.  Waiters are woken in FIFO order.  Wakeups are not spurious
+ * in this implementation, but callers should still loop on their
+ * predicate.  destroy: EBUSY while waited on.
+ */
+typedef struct ult_cond {
+	unsigned __waiters;
+	unsigned __spare;
+	uintptr_t __spare2;
+} ult_cond_t;
+#define ULT_COND_INITIALIZER \
+	{                    \
+		0, 0, 0      \
+	}
+
+int ult_cond_init(ult_cond_t *c);
+int ult_cond_destroy(ult_cond_t *c);
+int ult_cond_wait(ult_cond_t *c, ult_mutex_t *m);
+int ult_cond_timedwait(ult_cond_t *c, ult_mutex_t *m, uint64_t deadline_ns);
+int ult_cond_signal(ult_cond_t *c);
+int ult_cond_broadcast(ult_cond_t *c);
+
+/*
+ * Counting semaphore, value 0..ULT_SEM_VALUE_MAX.  Waiters are woken in
+ * FIFO order.  init: EINVAL value too large.  trywait: EAGAIN at zero.
+ * post: EOVERFLOW at ULT_SEM_VALUE_MAX.  destroy: EBUSY while waited on.
+ * getvalue stores the current value (never negative).
+ */
+#define ULT_SEM_VALUE_MAX 0x7fffffffu
+typedef struct ult_sem {
+	uint64_t __word;
+	uint64_t __spare;
+} ult_sem_t;
+
+int ult_sem_init(ult_sem_t *s, unsigned value);
+int ult_sem_destroy(ult_sem_t *s);
+int ult_sem_wait(ult_sem_t *s);
+int ult_sem_trywait(ult_sem_t *s);
+int ult_sem_timedwait(ult_sem_t *s, uint64_t deadline_ns);
+int ult_sem_post(ult_sem_t *s);
+int ult_sem_getvalue(ult_sem_t *s, int *value);
+
+/*
+ * Reader-writer lock, writer-preferring: once a writer waits, new readers
+ * wait too, so a stream of readers cannot starve writers; a writer's
+ * unlock admits every reader that was waiting, so writers cannot starve
+ * readers either.  Consequently a thread must not take a read lock it
+ * already holds while a writer may be waiting (it would deadlock).  A
+ * write owner receives priority propagation like a mutex owner.
+ *   rdlock/wrlock: EDEADLK the caller holds the write lock.
+ *   tryrdlock/trywrlock: EBUSY.  unlock: EPERM not held (by the caller,
+ *   for a write lock).  destroy: EBUSY held or waited on.
+ */
+typedef struct ult_rwlock {
+	unsigned __state;
+	unsigned __spare;
+	uintptr_t __owner;
+	uintptr_t __spare2[2];
+} ult_rwlock_t;
+#define ULT_RWLOCK_INITIALIZER \
+	{                      \
+		0, 0, 0,       \
+		{              \
+			0, 0   \
+		}              \
+	}
+
+int ult_rwlock_init(ult_rwlock_t *rw);
+int ult_rwlock_destroy(ult_rwlock_t *rw);
+int ult_rwlock_rdlock(ult_rwlock_t *rw);
+int ult_rwlock_wrlock(ult_rwlock_t *rw);
+int ult_rwlock_tryrdlock(ult_rwlock_t *rw);
+int ult_rwlock_trywrlock(ult_rwlock_t *rw);
+int ult_rwlock_unlock(ult_rwlock_t *rw);
+
+/*
+ * Barrier for `count' threads, reusable.  wait returns
+ * ULT_BARRIER_SERIAL_THREAD to one waiter of each round and 0 to the
+ * others.  init: EINVAL count 0.  destroy: EBUSY while waited on.
+ */
+#define ULT_BARRIER_SERIAL_THREAD (-1)
+typedef struct ult_barrier {
+	unsigned __count;
+	unsigned __waiting;
+	unsigned __round;
+	unsigned __spare;
+} ult_barrier_t;
+
+int ult_barrier_init(ult_barrier_t *b, unsigned count);
+int ult_barrier_wait(ult_barrier_t *b);
+int ult_barrier_destroy(ult_barrier_t *b);
+
+/*
+ * Run fn exactly once per object; concurrent callers wait until it has
+ * returned.  fn must return normally (not exit the thread).
+ * Errors: EINVAL o or fn NULL.
+ */
+typedef struct ult_once {
+	unsigned __state;
+} ult_once_t;
+#define ULT_ONCE_INIT \
+	{             \
+		0     \
+	}
+
+int ult_once(ult_once_t *o, void (*fn)(void));
+
 #ifdef __cplusplus
 }
 #endif

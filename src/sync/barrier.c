@@ -1,0 +1,111 @@
+/*
+ * Barriers and once, on sleep queues.  A barrier's fields change only
+ * under its chain lock; its waiters are woken only by the round's last
+ * arrival, so a woken waiter returns without touching the barrier again
+ * (the serial thread may destroy it at once).
+ */
+#include <errno.h>
+
+#include "sync.h"
+
+int
+ult_barrier_init(ult_barrier_t *b, unsigned count)
+{
+	if (b == NULL || count == 0)
+		return (EINVAL);
+	ult__sleepq_lock(b);
+	b->__count = count;
+	b->__waiting = 0;
+	b->__round = 0;
+	b->__spare = 0;
+	ult__sleepq_release(b);
+	return (0);
+}
+
+int
+ult_barrier_destroy(ult_barrier_t *b)
+{
+	int busy;
+
+	if (b == NULL)
+		return (EINVAL);
+	ult__sleepq_lock(b);
+	busy = b->__waiting != 0;
+	if (!busy)
+		b->__count = 0;
+	ult__sleepq_release(b);
+	return (busy ? EBUSY : 0);
+}
+
+int
+ult_barrier_wait(ult_barrier_t *b)
+{
+	struct ult__waiter w;
+
+	if (b == NULL)
+		return (EINVAL);
+	ult__waiter_self(&w);
+	ult__sleepq_lock(b);
+	if (b->__count == 0) {
+		ult__sleepq_release(b);
+		return (EINVAL);
+	}
+	if (++b->__waiting == b->__count) {
+		b->__waiting = 0;
+		b->__round++;
+		ult__sleepq_broadcast(b);
+		ult__sleepq_release(b);
+		ult__sync_done();
+		return (ULT_BARRIER_SERIAL_THREAD);
+	}
+	ult__sleepq_add(b, &w);
+	ult__sleepq_wait(b, &w, 0);
+	ult__sync_done();
+	return (0);
+}
+
+/* ult_once_t.__state */
+enum {
+	ONCE_NEW = 0,
+	ONCE_RUNNING,
+	ONCE_WAITED, /* running, and somebody waits */
+	ONCE_DONE
+};
+
+int
+ult_once(ult_once_t *o, void (*fn)(void))
+{
+	struct ult__waiter w;
+	unsigned v = ONCE_NEW;
+
+	if (o == NULL || fn == NULL)
+		return (EINVAL);
+	if (SY_LD_ACQ(&o->__state) == ONCE_DONE)
+		return (0);
+	if (SY_CAS_ACQ(&o->__state, &v, ONCE_RUNNING)) {
+		fn();
+		v = __atomic_exchange_n(&o->__state, ONCE_DONE,
+		    __ATOMIC_ACQ_REL);
+		if (v == ONCE_WAITED) {
+			ult__sleepq_lock(o);
+			ult__sleepq_broadcast(o);
+			ult__sleepq_release(o);
+		}
+		return (0);
+	}
+	ult__waiter_self(&w);
+	ult__sleepq_lock(o);
+	for (;;) {
+		v = SY_LD_ACQ(&o->__state);
+		if (v == ONCE_DONE)
+			break;
+		if (v == ONCE_RUNNING && !SY_CAS(&o->__state, &v, ONCE_WAITED))
+			continue;
+		ult__sleepq_add(o, &w);
+		ult__sleepq_wait(o, &w, 0);
+		ult__sleepq_lock(o);
+	}
+	ult__sleepq_release(o);
+	ult__sync_done();
+	return (0);
+}

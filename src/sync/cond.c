@@ -1,0 +1,95 @@
+/*
+ * Condition variables on a sleep queue (the wait channel is the cond).
+ * __waiters counts threads queued or about to queue; wakers decrement it
+ * for the threads they wake, so a waker never touches the object after
+ * the wakeup and a cond may be destroyed as soon as nobody waits.
+ */
+#include <errno.h>
+
+#include "sync.h"
+
+int
+ult_cond_init(ult_cond_t *c)
+{
+	if (c == NULL)
+		return (EINVAL);
+	SY_ST(&c->__waiters, 0);
+	c->__spare = 0;
+	c->__spare2 = 0;
+	return (0);
+}
+
+int
+ult_cond_destroy(ult_cond_t *c)
+{
+	if (c == NULL)
+		return (EINVAL);
+	return (SY_LD_ACQ(&c->__waiters) != 0 ? EBUSY : 0);
+}
+
+static int
+cond_wait(ult_cond_t *c, ult_mutex_t *m, uint64_t deadline)
+{
+	struct ult__waiter w;
+	uintptr_t self;
+	int r;
+
+	if (c == NULL || m == NULL)
+		return (EINVAL);
+	self = ult__waiter_self(&w);
+	if ((SY_LD(&m->__word) & ~(uintptr_t)1) != self)
+		return (EPERM);
+	/* Queue before releasing m: a signal after our unlock finds us. */
+	ult__sleepq_lock(c);
+	__atomic_fetch_add(&c->__waiters, 1, __ATOMIC_RELAXED);
+	ult__sleepq_add(c, &w);
+	ult__mutex_unlock_locked(m, self);
+	r = ult__sleepq_wait(c, &w, deadline);
+	if (r != 0) /* a timeout removed us; nobody counted us out */
+		__atomic_fetch_sub(&c->__waiters, 1, __ATOMIC_RELEASE);
+	ult__mutex_relock(m);
+	return (r);
+}
+
+int
+ult_cond_wait(ult_cond_t *c, ult_mutex_t *m)
+{
+	return (cond_wait(c, m, 0));
+}
+
+int
+ult_cond_timedwait(ult_cond_t *c, ult_mutex_t *m, uint64_t deadline)
+{
+	return (cond_wait(c, m, deadline ? deadline : 1));
+}
+
+static int
+cond_wake(ult_cond_t *c, int all)
+{
+	int n;
+
+	if (c == NULL)
+		return (EINVAL);
+	if (SY_LD_ACQ(&c->__waiters) == 0)
+		return (0);
+	ult__sleepq_lock(c);
+	n = all ? ult__sleepq_broadcast(c) : ult__sleepq_signal(c);
+	if (n != 0)
+		__atomic_fetch_sub(&c->__waiters, (unsigned)n,
+		    __ATOMIC_RELEASE);
+	ult__sleepq_release(c);
+	ult__sync_done();
+	return (0);
+}
+
+int
+ult_cond_signal(ult_cond_t *c)
+{
+	return (cond_wake(c, 0));
+}
+
+int
+ult_cond_broadcast(ult_cond_t *c)
+{
+	return (cond_wake(c, 1));
+}

@@ -1,0 +1,235 @@
+/*
+ * Mutexes.  The word holds the owner's id (waiter.h) and MTX_CONTESTED,
+ * set while the mutex's turnstile has waiters, so that unlock takes the
+ * slow path exactly when somebody must be woken.  Lock and unlock are one
+ * compare-and-swap each when there is no contention.
+ *
+ * Release policy.  Unlock wakes the best waiter.  By default it does not
+ * hand the mutex over: the word is released, and a running thread may take
+ * it before the woken one runs (barging).  That keeps a mutex that is
+ * released and re-taken in a loop from costing a context switch per
+ * acquisition (a lock convoy).  Two cases hand over directly instead
+ * (the woken thread returns as the owner): a waiter with a better
+ * priority than the releaser's own, so a priority inversion ends at the
+ * unlock; and a waiter that was woken once already and lost the race, so
+ * no waiter is overtaken more than once.
+ */
+#include <errno.h>
+
+#include "../arch/cpu.h"
+#include "sync.h"
+
+#define MTX_CONTESTED ((uintptr_t)1)
+#define MTX_OWNER(v) ((v) & ~MTX_CONTESTED)
+
+/* Spins while the owner runs; about 10-50 microseconds at most. */
+#define SYNC_SPINS 256
+
+int
+ult__sync_spin(const uintptr_t *word, uintptr_t seen, uintptr_t owner)
+{
+	struct ult_thread *o = ult__sync_id_thread(owner);
+
+	if (o != NULL && !ULT_LD(&o->oncpu))
+		return (0);
+	for (int i = 0; i < SYNC_SPINS; i++) {
+		ult__cpu_relax();
+		if (SY_LD(word) != seen)
+			return (1);
+		if (o != NULL && !ULT_LD(&o->oncpu))
+			return (0);
+	}
+	return (0);
+}
+
+int
+ult_mutex_init(ult_mutex_t *m)
+{
+	if (m == NULL)
+		return (EINVAL);
+	SY_ST(&m->__word, 0);
+	m->__spare = 0;
+	return (0);
+}
+
+int
+ult_mutex_destroy(ult_mutex_t *m)
+{
+	if (m == NULL)
+		return (EINVAL);
+	return (SY_LD_ACQ(&m->__word) != 0 ? EBUSY : 0);
+}
+
+static int
+own_pri(uintptr_t self)
+{
+	struct ult_thread *ut = ult__sync_id_thread(self);
+
+	return (ut != NULL
+		? __atomic_load_n(&ut->td.td_user_pri, __ATOMIC_RELAXED)
+		: SYNC_PRI_FOREIGN);
+}
+
+static int
+lock_slow(ult_mutex_t *m, uintptr_t self, uint64_t deadline)
+{
+	struct ult__waiter w;
+	struct ult__turnstile *ts;
+	int requeued = 0, r;
+	unsigned backoff = 0;
+
+	for (;;) {
+		uintptr_t v = SY_LD(&m->__word);
+
+		if (MTX_OWNER(v) == 0) {
+			if (SY_CAS_ACQ(&m->__word, &v, v | self)) {
+				if (v & MTX_CONTESTED)
+					ult__ts_claim(m, self);
+				return (0);
+			}
+			continue;
+		}
+		if (MTX_OWNER(v) == self)
+			return (EDEADLK);
+		if (ult__sync_spin(&m->__word, v, MTX_OWNER(v)))
+			continue;
+		if (deadline != 0 && ult__now() >= deadline)
+			return (ETIMEDOUT);
+		if (ult__ts_prepare() != 0) {
+			/* No memory for a turnstile: poll instead. */
+			ult__spin_backoff(&backoff);
+			continue;
+		}
+		ult__waiter_self(&w);
+		if (requeued)
+			w.flags |= WF_REQUEUED;
+		ts = ult__ts_lookup(m);
+		v = SY_LD(&m->__word);
+		if (MTX_OWNER(v) == 0 ||
+		    (!(v & MTX_CONTESTED) &&
+			!SY_CAS(&m->__word, &v, v | MTX_CONTESTED))) {
+			ult__ts_release(m, ts);
+			continue;
+		}
+		r = ult__ts_wait(m, ts, MTX_OWNER(v), TS_EXCLUSIVE_QUEUE, &w,
+		    deadline);
+		if (r == SYNC_GRANTED)
+			return (
+			    0); /* the wakeup ordered us after the releaser */
+		if (r != 0)
+			return (r);
+		requeued = 1;
+	}
+}
+
+static int
+mutex_lock(ult_mutex_t *m, uint64_t deadline)
+{
+	uintptr_t self, v = 0;
+	int r;
+
+	if (m == NULL)
+		return (EINVAL);
+	self = ult__sync_self_id();
+	if (ULT_LIKELY(SY_CAS_ACQ(&m->__word, &v, self)))
+		return (0);
+	r = lock_slow(m, self, deadline);
+	ult__sync_done();
+	return (r);
+}
+
+int
+ult_mutex_lock(ult_mutex_t *m)
+{
+	return (mutex_lock(m, 0));
+}
+
+int
+ult_mutex_timedlock(ult_mutex_t *m, uint64_t deadline)
+{
+	/* 0 means "no deadline" inside; as a deadline it has passed. */
+	return (mutex_lock(m, deadline ? deadline : 1));
+}
+
+int
+ult__mutex_relock(ult_mutex_t *m)
+{
+	return (mutex_lock(m, 0));
+}
+
+int
+ult_mutex_trylock(ult_mutex_t *m)
+{
+	uintptr_t self, v = 0;
+
+	if (m == NULL)
+		return (EINVAL);
+	self = ult__sync_self_id();
+	if (SY_CAS_ACQ(&m->__word, &v, self))
+		return (0);
+	/* Free but contested: take it, and the waiters' lend. */
+	if (MTX_OWNER(v) == 0 && SY_CAS_ACQ(&m->__word, &v, v | self)) {
+		ult__ts_claim(m, self);
+		return (0);
+	}
+	return (EBUSY);
+}
+
+/* Contested release: wake the best waiter, maybe hand over (see top). */
+static int
+unlock_slow(ult_mutex_t *m, uintptr_t self)
+{
+	struct ult__turnstile *ts;
+	struct ult__waiter *w;
+	uintptr_t v = SY_LD(&m->__word), more;
+
+	if (MTX_OWNER(v) != self)
+		return (EPERM);
+	ts = ult__ts_lookup(m);
+	if (ts == NULL || (w = ult__ts_head(ts, TS_EXCLUSIVE_QUEUE)) == NULL) {
+		/* The waiters timed out. */
+		SY_ST_REL(&m->__word, 0);
+		ult__ts_release(m, ts);
+		return (0);
+	}
+	more = ult__ts_count(ts, TS_EXCLUSIVE_QUEUE) > 1 ? MTX_CONTESTED : 0;
+	if ((w->flags & WF_REQUEUED) || w->pri < own_pri(self)) {
+		uintptr_t id = w->id;
+
+		ult__ts_signal(ts, TS_EXCLUSIVE_QUEUE, SYNC_GRANTED);
+		SY_ST_REL(&m->__word, id | more);
+		ult__ts_unpend(m, ts, id);
+	} else {
+		ult__ts_signal(ts, TS_EXCLUSIVE_QUEUE, 0);
+		SY_ST_REL(&m->__word, more);
+		ult__ts_unpend(m, ts, 0);
+	}
+	return (0);
+}
+
+int
+ult__mutex_unlock_locked(ult_mutex_t *m, uintptr_t self)
+{
+	uintptr_t v = self;
+
+	if (ULT_LIKELY(SY_CAS_REL(&m->__word, &v, 0)))
+		return (0);
+	return (unlock_slow(m, self));
+}
+
+int
+ult_mutex_unlock(ult_mutex_t *m)
+{
+	uintptr_t self, v;
+	int r;
+
+	if (m == NULL)
+		return (EINVAL);
+	self = ult__sync_self_id();
+	v = self;
+	if (ULT_LIKELY(SY_CAS_REL(&m->__word, &v, 0)))
+		return (0);
+	r = unlock_slow(m, self);
+	ult__sync_done();
+	return (r);
+}

@@ -1,0 +1,286 @@
+/*
+ * Reader-writer locks on turnstiles: writers wait on the exclusive queue,
+ * readers on the shared one, and the write owner receives priority
+ * propagation like a mutex owner (readers are not tracked, as in FreeBSD).
+ *
+ * The state word holds the reader count and three flags.  Whenever a
+ * queue is non-empty its flag is set (waiters set it under the turnstile
+ * chain lock before blocking), and a release that finds a flag set hands
+ * the lock over under that chain lock instead of freeing it: a writer's
+ * unlock admits every waiting reader, or else the next writer; the last
+ * reader's unlock admits the next writer.  New readers wait while a writer
+ * waits.  No waiter is ever woken to retry, so nobody is overtaken.
+ */
+#include <errno.h>
+
+#include "sync.h"
+
+#define RW_WRITE 1u /* write-locked */
+#define RW_WWAIT 2u /* writers wait */
+#define RW_RWAIT 4u /* readers wait */
+#define RW_ONE 8u   /* one reader */
+#define RW_READERS(v) ((v) >> 3)
+#define RW_HELD(v) (((v)&RW_WRITE) || RW_READERS(v) != 0)
+
+int
+ult_rwlock_init(ult_rwlock_t *rw)
+{
+	if (rw == NULL)
+		return (EINVAL);
+	SY_ST(&rw->__state, 0);
+	SY_ST(&rw->__owner, 0);
+	rw->__spare = 0;
+	rw->__spare2[0] = rw->__spare2[1] = 0;
+	return (0);
+}
+
+int
+ult_rwlock_destroy(ult_rwlock_t *rw)
+{
+	if (rw == NULL)
+		return (EINVAL);
+	return (SY_LD_ACQ(&rw->__state) != 0 ? EBUSY : 0);
+}
+
+int
+ult_rwlock_tryrdlock(ult_rwlock_t *rw)
+{
+	unsigned v;
+
+	if (rw == NULL)
+		return (EINVAL);
+	v = SY_LD(&rw->__state);
+	while (!(v & (RW_WRITE | RW_WWAIT)))
+		if (SY_CAS_ACQ(&rw->__state, &v, v + RW_ONE))
+			return (0);
+	return (EBUSY);
+}
+
+int
+ult_rwlock_trywrlock(ult_rwlock_t *rw)
+{
+	unsigned v = 0;
+
+	if (rw == NULL)
+		return (EINVAL);
+	if (!SY_CAS_ACQ(&rw->__state, &v, RW_WRITE))
+		return (EBUSY);
+	SY_ST(&rw->__owner, ult__sync_self_id());
+	return (0);
+}
+
+/* Could a reader / writer take the lock in state v right now? */
+static int
+rw_open(unsigned v, int queue)
+{
+	if (queue == TS_SHARED_QUEUE)
+		return (!(v & (RW_WRITE | RW_WWAIT)));
+	return (!RW_HELD(v));
+}
+
+/*
+ * Block on rw's turnstile in queue, whose flag is `flag'.  Returns 1 once
+ * the lock was granted, 0 to retry, or an errno.
+ */
+static int
+rw_block(ult_rwlock_t *rw, int queue, unsigned flag)
+{
+	struct ult__waiter w;
+	struct ult__turnstile *ts;
+	unsigned v;
+	uintptr_t owner;
+	int r;
+
+	if (ult__ts_prepare() != 0) {
+		unsigned b = 0;
+
+		ult__spin_backoff(&b);
+		return (0);
+	}
+	ult__waiter_self(&w);
+	ts = ult__ts_lookup(rw);
+	v = SY_LD(&rw->__state);
+	if (rw_open(v, queue)) {
+		ult__ts_release(rw, ts);
+		return (0);
+	}
+	if (!(v & flag) && !SY_CAS(&rw->__state, &v, v | flag)) {
+		ult__ts_release(rw, ts);
+		return (0);
+	}
+	owner = (v & RW_WRITE) ? SY_LD(&rw->__owner) : 0;
+	r = ult__ts_wait(rw, ts, owner, queue, &w, 0);
+	if (r == SYNC_GRANTED)
+		return (1); /* the wakeup ordered us after the releaser */
+	return (r == 0 ? 0 : r);
+}
+
+static int
+rdlock_slow(ult_rwlock_t *rw)
+{
+	uintptr_t self = ult__sync_self_id();
+
+	for (;;) {
+		unsigned v = SY_LD(&rw->__state);
+		int r;
+
+		if (!(v & (RW_WRITE | RW_WWAIT))) {
+			if (SY_CAS_ACQ(&rw->__state, &v, v + RW_ONE))
+				return (0);
+			continue;
+		}
+		if ((v & RW_WRITE) && SY_LD(&rw->__owner) == self)
+			return (EDEADLK);
+		r = rw_block(rw, TS_SHARED_QUEUE, RW_RWAIT);
+		if (r == 1)
+			return (0);
+		if (r != 0)
+			return (r);
+	}
+}
+
+int
+ult_rwlock_rdlock(ult_rwlock_t *rw)
+{
+	int r;
+
+	if (ult_rwlock_tryrdlock(rw) == 0)
+		return (0);
+	if (rw == NULL)
+		return (EINVAL);
+	r = rdlock_slow(rw);
+	ult__sync_done();
+	return (r);
+}
+
+static int
+wrlock_slow(ult_rwlock_t *rw, uintptr_t self)
+{
+	for (;;) {
+		unsigned v = SY_LD(&rw->__state);
+		int r;
+
+		if (!RW_HELD(v)) {
+			if (SY_CAS_ACQ(&rw->__state, &v, v | RW_WRITE)) {
+				SY_ST(&rw->__owner, self);
+				return (0);
+			}
+			continue;
+		}
+		if ((v & RW_WRITE) && SY_LD(&rw->__owner) == self)
+			return (EDEADLK);
+		r = rw_block(rw, TS_EXCLUSIVE_QUEUE, RW_WWAIT);
+		if (r == 1)
+			return (0);
+		if (r != 0)
+			return (r);
+	}
+}
+
+int
+ult_rwlock_wrlock(ult_rwlock_t *rw)
+{
+	uintptr_t self;
+	unsigned v = 0;
+	int r;
+
+	if (rw == NULL)
+		return (EINVAL);
+	self = ult__sync_self_id();
+	if (SY_CAS_ACQ(&rw->__state, &v, RW_WRITE)) {
+		SY_ST(&rw->__owner, self);
+		return (0);
+	}
+	r = wrlock_slow(rw, self);
+	ult__sync_done();
+	return (r);
+}
+
+/* Chain and ts locked, writers waiting: the head writer gets the lock. */
+static void
+grant_writer(ult_rwlock_t *rw, struct ult__turnstile *ts, unsigned keep)
+{
+	struct ult__waiter *w = ult__ts_head(ts, TS_EXCLUSIVE_QUEUE);
+	uintptr_t id = w->id;
+	unsigned more =
+	    ult__ts_count(ts, TS_EXCLUSIVE_QUEUE) > 1 ? RW_WWAIT : 0;
+
+	ult__ts_signal(ts, TS_EXCLUSIVE_QUEUE, SYNC_GRANTED);
+	SY_ST(&rw->__owner, id);
+	SY_ST_REL(&rw->__state, RW_WRITE | more | keep);
+	ult__ts_unpend(rw, ts, id);
+}
+
+/* The write owner releases with waiters (their flags are set). */
+static void
+wrunlock_slow(ult_rwlock_t *rw)
+{
+	struct ult__turnstile *ts = ult__ts_lookup(rw);
+	int nr, nw;
+
+	if (ts == NULL) { /* cannot happen: flags imply waiters */
+		SY_ST_REL(&rw->__state, 0);
+		ult__ts_release(rw, NULL);
+		return;
+	}
+	nr = ult__ts_count(ts, TS_SHARED_QUEUE);
+	nw = ult__ts_count(ts, TS_EXCLUSIVE_QUEUE);
+	if (nr == 0) {
+		grant_writer(rw, ts, 0);
+		return;
+	}
+	ult__ts_broadcast(ts, TS_SHARED_QUEUE, SYNC_GRANTED);
+	SY_ST_REL(&rw->__state, (unsigned)nr * RW_ONE | (nw ? RW_WWAIT : 0));
+	ult__ts_unpend(rw, ts, 0);
+}
+
+/* The last reader leaves while a writer waits.  Returns 0 if the state
+ * changed under us and the caller must retry. */
+static int
+rdunlock_slow(ult_rwlock_t *rw)
+{
+	struct ult__turnstile *ts = ult__ts_lookup(rw);
+	unsigned v = SY_LD(&rw->__state);
+
+	if (RW_READERS(v) != 1 || !(v & RW_WWAIT) || ts == NULL ||
+	    ult__ts_count(ts, TS_EXCLUSIVE_QUEUE) == 0) {
+		ult__ts_release(rw, ts);
+		return (0);
+	}
+	grant_writer(rw, ts, v & RW_RWAIT);
+	return (1);
+}
+
+int
+ult_rwlock_unlock(ult_rwlock_t *rw)
+{
+	unsigned v;
+
+	if (rw == NULL)
+		return (EINVAL);
+	v = SY_LD(&rw->__state);
+	if (v & RW_WRITE) {
+		if (SY_LD(&rw->__owner) != ult__sync_self_id())
+			return (EPERM);
+		SY_ST(&rw->__owner, 0);
+		if (v == RW_WRITE && SY_CAS_REL(&rw->__state, &v, 0))
+			return (0);
+		wrunlock_slow(rw);
+		ult__sync_done();
+		return (0);
+	}
+	for (;;) {
+		if (RW_READERS(v) == 0)
+			return (EPERM);
+		if (RW_READERS(v) > 1 || !(v & RW_WWAIT)) {
+			if (SY_CAS_REL(&rw->__state, &v, v - RW_ONE))
+				return (0);
+			continue;
+		}
+		if (rdunlock_slow(rw)) {
+			ult__sync_done();
+			return (0);
+		}
+		v = SY_LD(&rw->__state);
+	}
+}

@@ -1,0 +1,137 @@
+/*
+ * Counting semaphores.  One 64-bit word holds the value (low half) and the
+ * number of registered waiters (high half), so the compare-and-swap that
+ * posts also tells the poster whether anyone must be woken, and a post
+ * touches the semaphore's memory only in that one operation (the wakeup
+ * goes by address), which lets a waiter destroy it as soon as it returns.
+ *
+ * A waiter registers under the sleep-queue chain lock, then re-checks the
+ * value; a post that increments after the registration sees it and wakes a
+ * waiter under the same chain lock, so no wakeup is lost.  A woken waiter
+ * retries: a running thread may take the count first, and then the woken
+ * one sleeps again.
+ */
+#include <errno.h>
+
+#include "sync.h"
+
+#define SEM_W1 ((uint64_t)1 << 32)
+#define SEM_VALUE(v) ((uint32_t)(v))
+#define SEM_WAITERS(v) ((uint32_t)((v) >> 32))
+
+int
+ult_sem_init(ult_sem_t *s, unsigned value)
+{
+	if (s == NULL || value > ULT_SEM_VALUE_MAX)
+		return (EINVAL);
+	SY_ST(&s->__word, (uint64_t)value);
+	s->__spare = 0;
+	return (0);
+}
+
+int
+ult_sem_destroy(ult_sem_t *s)
+{
+	if (s == NULL)
+		return (EINVAL);
+	return (SEM_WAITERS(SY_LD_ACQ(&s->__word)) != 0 ? EBUSY : 0);
+}
+
+int
+ult_sem_getvalue(ult_sem_t *s, int *value)
+{
+	if (s == NULL || value == NULL)
+		return (EINVAL);
+	*value = (int)SEM_VALUE(SY_LD(&s->__word));
+	return (0);
+}
+
+int
+ult_sem_trywait(ult_sem_t *s)
+{
+	uint64_t v;
+
+	if (s == NULL)
+		return (EINVAL);
+	v = SY_LD(&s->__word);
+	while (SEM_VALUE(v) > 0)
+		if (SY_CAS_ACQ(&s->__word, &v, v - 1))
+			return (0);
+	return (EAGAIN);
+}
+
+static int
+sem_wait_slow(ult_sem_t *s, uint64_t deadline)
+{
+	struct ult__waiter w;
+	uint64_t v;
+	int r;
+
+	ult__waiter_self(&w);
+	ult__sleepq_lock(s);
+	v = __atomic_add_fetch(&s->__word, SEM_W1, __ATOMIC_SEQ_CST);
+	for (;;) {
+		while (SEM_VALUE(v) > 0) {
+			if (SY_CAS(&s->__word, &v, v - 1 - SEM_W1)) {
+				ult__sleepq_release(s);
+				return (0);
+			}
+		}
+		ult__sleepq_add(s, &w);
+		r = ult__sleepq_wait(s, &w, deadline);
+		if (r != 0) {
+			__atomic_fetch_sub(&s->__word, SEM_W1,
+			    __ATOMIC_SEQ_CST);
+			return (r);
+		}
+		ult__sleepq_lock(s);
+		v = SY_LD(&s->__word);
+	}
+}
+
+static int
+sem_wait(ult_sem_t *s, uint64_t deadline)
+{
+	int r;
+
+	if (ult_sem_trywait(s) == 0)
+		return (0);
+	if (s == NULL)
+		return (EINVAL);
+	r = sem_wait_slow(s, deadline);
+	ult__sync_done();
+	return (r);
+}
+
+int
+ult_sem_wait(ult_sem_t *s)
+{
+	return (sem_wait(s, 0));
+}
+
+int
+ult_sem_timedwait(ult_sem_t *s, uint64_t deadline)
+{
+	return (sem_wait(s, deadline ? deadline : 1));
+}
+
+int
+ult_sem_post(ult_sem_t *s)
+{
+	uint64_t v;
+
+	if (s == NULL)
+		return (EINVAL);
+	v = SY_LD(&s->__word);
+	do {
+		if (SEM_VALUE(v) >= ULT_SEM_VALUE_MAX)
+			return (EOVERFLOW);
+	} while (!SY_CAS(&s->__word, &v, v + 1));
+	if (SEM_WAITERS(v) == 0)
+		return (0);
+	ult__sleepq_lock(s);
+	ult__sleepq_signal(s);
+	ult__sleepq_release(s);
+	ult__sync_done();
+	return (0);
+}
