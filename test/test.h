@@ -62,6 +62,18 @@ errno_set(int e)
 	errno = e;
 }
 
+/*
+ * Work sizes shrink under the sanitizers, which slow contended code by
+ * 10-50x; the checks stay the same.
+ */
+#if defined(__SANITIZE_THREAD__)
+#define TEST_SCALE 20
+#elif defined(__SANITIZE_ADDRESS__)
+#define TEST_SCALE 5
+#else
+#define TEST_SCALE 1
+#endif
+
 /* Deterministic per-test random numbers (xorshift). */
 static inline unsigned
 test_rand(unsigned *s)
