@@ -20,5 +20,11 @@ report="$out/report.md"
 	echo '```'
 	"$build/bench/micro" $mode
 	echo '```'
+	echo
+	echo "## sync"
+	echo
+	echo '```'
+	"$build/bench/sync" $mode
+	echo '```'
 } | tee "$report"
 echo "report: $report"
