@@ -5,6 +5,7 @@
  * the wakeup and a cond may be destroyed as soon as nobody waits.
  */
 #include <errno.h>
+#include <limits.h>
 
 #include "sync.h"
 
@@ -73,10 +74,17 @@ cond_wake(ult_cond_t *c, int all)
 	if (SY_LD_ACQ(&c->__waiters) == 0)
 		return (0);
 	ult__sleepq_lock(c);
-	n = all ? ult__sleepq_broadcast(c) : ult__sleepq_signal(c);
-	if (n != 0)
+	/* Count them out before any can run: a woken waiter may destroy
+	 * the cond at once.  Timeouts need the chain lock: the count holds. */
+	n = ult__sleepq_count(c, all ? INT_MAX : 1);
+	if (n != 0) {
 		__atomic_fetch_sub(&c->__waiters, (unsigned)n,
 		    __ATOMIC_RELEASE);
+		if (all)
+			ult__sleepq_broadcast(c);
+		else
+			ult__sleepq_signal(c);
+	}
 	ult__sleepq_release(c);
 	ult__sync_done();
 	return (0);

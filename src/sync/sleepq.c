@@ -9,6 +9,7 @@
 
 #include "../core/runtime.h"
 #include "sleepq.h"
+#include "turnstile.h"
 
 #define SC_TABLESIZE 256
 
@@ -71,10 +72,37 @@ resume(struct sleepq_chain *sc, struct ult__waiter *w)
 	}
 	td = &w->ut->td;
 	thread_lock_block_wait(td);
+	ult__ts_wake_lend(w->ut);
 	TD_CLR_SLEEPING(td);
 	if (TD_CAN_RUN(td))
 		ult__rt.sched->wakeup(td, SRQ_HOLD);
 	(void)sc;
+}
+
+int
+ult__sleepq_is_chain_lock(const struct mtx *m)
+{
+	const char *p = (const char *)m;
+
+	return (p >= (const char *)&chains[0] &&
+	    p < (const char *)&chains[SC_TABLESIZE]);
+}
+
+int
+ult__sleepq_count(const void *wchan, int max)
+{
+	struct sleepq_chain *sc = chain_of(wchan);
+	struct ult__list *n;
+	int c = 0;
+
+	ULT_LIST_FOREACH (n, &sc->waiters) {
+		if (c >= max)
+			break;
+		if (ULT_CONTAINER_OF(n, struct ult__waiter, link)->wchan ==
+		    wchan)
+			c++;
+	}
+	return (c);
 }
 
 int

@@ -29,6 +29,10 @@ void ult__sleepq_add(const void *wchan, struct ult__waiter *w);
  */
 int ult__sleepq_wait(const void *wchan, struct ult__waiter *w,
     uint64_t deadline_ns);
+/* Is m one of the chain locks (the thread lock of a sleeping uthread)? */
+int ult__sleepq_is_chain_lock(const struct mtx *m);
+/* Chain locked: how many waiters wchan has, counting up to max. */
+int ult__sleepq_count(const void *wchan, int max);
 /* Chain locked: wake the first waiter / every waiter; returns how many. */
 int ult__sleepq_signal(const void *wchan);
 int ult__sleepq_broadcast(const void *wchan);

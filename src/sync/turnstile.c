@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "../core/runtime.h"
+#include "sleepq.h"
 #include "turnstile.h"
 
 #define TC_TABLESIZE 128
@@ -37,10 +38,38 @@ static struct ts_chain chains[TC_TABLESIZE];
 static pthread_once_t ts_once = PTHREAD_ONCE_INIT;
 static pthread_key_t foreign_spare_key;
 
+/*
+ * Turnstiles are never freed while the process runs (as FreeBSD's come
+ * from a type-stable zone): a thread lock read just before its thread was
+ * woken may still point into one.  A foreign thread's spare goes back to
+ * this pool when the thread exits.
+ */
+static struct mtx pool_lock = MTX_INITIALIZER("turnstile pool");
+static struct ult__list pool = {&pool, &pool};
+
 static void
 foreign_spare_dtor(void *p)
 {
-	ult__ts_free(p);
+	struct ult__turnstile *ts = p;
+
+	mtx_lock(&ts->ts_lock); /* wait out a waker still holding it */
+	mtx_unlock(&ts->ts_lock);
+	mtx_lock(&pool_lock);
+	ult__list_insert_tail(&pool, &ts->ts_link);
+	mtx_unlock(&pool_lock);
+}
+
+static struct ult__turnstile *
+pool_get(void)
+{
+	struct ult__list *n;
+
+	mtx_lock(&pool_lock);
+	if ((n = ult__list_first(&pool)) != NULL)
+		ult__list_remove(n);
+	mtx_unlock(&pool_lock);
+	return (n ? ULT_CONTAINER_OF(n, struct ult__turnstile, ts_link)
+		  : ult__ts_alloc());
 }
 
 static void
@@ -96,10 +125,10 @@ ult__ts_prepare(void)
 		return (0); /* uthreads get theirs at spawn */
 	if (pthread_getspecific(foreign_spare_key) != NULL)
 		return (0);
-	if ((ts = ult__ts_alloc()) == NULL)
+	if ((ts = pool_get()) == NULL)
 		return (ENOMEM);
 	if (pthread_setspecific(foreign_spare_key, ts) != 0) {
-		ult__ts_free(ts);
+		foreign_spare_dtor(ts);
 		return (ENOMEM);
 	}
 	return (0);
@@ -269,6 +298,12 @@ lock_owner(struct thread *td, struct mtx *held1, struct mtx *held2)
 		}
 		if (m == held1 || m == held2)
 			return (NULL);
+		/* An owner asleep on a sleep queue (FreeBSD panics here: a
+		 * sleeping thread owns a non-sleepable lock).  Its chain lock
+		 * ranks before ours, so it is not taken: the sleeper picks
+		 * up the lend when it wakes (ult__ts_wake_lend). */
+		if (ult__sleepq_is_chain_lock(m))
+			return (NULL);
 		mtx_lock(m);
 		if (ULT_LD(&td->td_lock) == m)
 			return (m);
@@ -326,25 +361,45 @@ propagate(struct ult__turnstile *top, int pri)
 		mtx_unlock(&ts->ts_lock);
 }
 
-/* The best priority the waiters of ut's other locks still need. */
-static void
-unlend(struct ult_thread *ut)
+/* The best priority the waiters of ut's locks need (contested_lock). */
+static int
+contested_best(struct ult_thread *ut)
 {
-	struct thread *td = &ut->td;
 	struct ult__list *n;
 	int pri = PRI_MAX;
 
 	mtx_lock(&ut->contested_lock);
 	ULT_LIST_FOREACH (n, &ut->contested) {
-		struct ult__turnstile *ts =
-		    ULT_CONTAINER_OF(n, struct ult__turnstile, ts_link);
-		int p = ULT_LD(&ts->ts_bestpri);
+		int p =
+		    ULT_LD(&ULT_CONTAINER_OF(n, struct ult__turnstile, ts_link)
+				->ts_bestpri);
 
 		if (p < pri)
 			pri = p;
 	}
 	mtx_unlock(&ut->contested_lock);
+	return (pri);
+}
+
+void
+ult__ts_wake_lend(struct ult_thread *ut)
+{
+	int pri = contested_best(ut);
+
+	if (pri < ut->td.td_priority)
+		ult__rt.sched->lend_prio(&ut->td, pri);
+}
+
+/* The best priority the waiters of ut's other locks still need. */
+static void
+unlend(struct ult_thread *ut)
+{
+	struct thread *td = &ut->td;
+	int pri;
+
+	/* Under the thread lock, so a lend made meanwhile is not lost. */
 	thread_lock(td);
+	pri = contested_best(ut);
 	if ((td->td_flags & TDF_BORROWING) || pri < td->td_priority)
 		ult__rt.sched->unlend_prio(td, pri);
 	thread_unlock(td);
@@ -362,9 +417,11 @@ lend_owner(struct ult_thread *ut, int pri)
 	thread_unlock(td);
 }
 
-/* Make a woken waiter run again (ts locked; w unlinked). */
+/* Make a woken waiter run again (ts locked; w unlinked).  A new owner
+ * first receives lend, the best priority still waiting, while its thread
+ * lock is still our ts_lock. */
 static void
-resume(struct ult__waiter *w)
+resume(struct ult__waiter *w, int lend)
 {
 	struct thread *td;
 
@@ -376,6 +433,8 @@ resume(struct ult__waiter *w)
 	thread_lock_block_wait(td);
 	w->ut->ts_blocked = NULL;
 	w->ut->ts_waiter = NULL;
+	if (lend < td->td_priority)
+		ult__rt.sched->lend_prio(td, lend);
 	TD_CLR_LOCK(td);
 	if (TD_CAN_RUN(td))
 		ult__rt.sched->add(td, SRQ_HOLD | SRQ_BORING);
@@ -411,21 +470,27 @@ abandon(struct ult__waiter *w)
 	int removed = 0;
 
 	mtx_lock(&tc->lock);
-	ts = w->ts;
-	mtx_lock(&ts->ts_lock);
-	if (ult__list_linked(&w->link)) {
-		remove_waiter(ts, queue_of(ts, w), w);
-		w->result = ETIMEDOUT;
-		owner = ts->ts_owner; /* its lend may have come from w */
-		give_spare(ts, w);
-		if (w->ut != NULL)
-			resume(w);
-		removed = 1;
+	/* w->ts changes under the chain lock; NULL once w was woken, after
+	 * which its turnstile may belong to someone else. */
+	if ((ts = w->ts) == NULL) {
+		mtx_unlock(&tc->lock);
+		return (0);
 	}
-	if (owner != NULL)
-		unlend(owner);
+	mtx_lock(&ts->ts_lock);
+	remove_waiter(ts, queue_of(ts, w), w);
+	w->result = ETIMEDOUT;
+	w->ts = NULL;
+	owner = ts->ts_owner; /* its lend may have come from w */
+	give_spare(ts, w);
+	if (w->ut != NULL)
+		resume(w, PRI_MAX);
+	removed = 1;
 	mtx_unlock(&ts->ts_lock);
 	mtx_unlock(&tc->lock);
+	/* Outside the turnstile locks: the owner may be asleep, and its
+	 * thread lock then a sleep-queue chain, which ranks before them. */
+	if (owner != NULL)
+		unlend(owner);
 	return (removed);
 }
 
@@ -476,8 +541,11 @@ ult__ts_wait(const void *obj, struct ult__turnstile *ts, uintptr_t owner,
 	w->ts = ts;
 	insert_waiter(ts, queue, w);
 	mtx_unlock(&tc->lock);
-	if (old != NULL)
-		unlend(old); /* a stale owner; it released the lock */
+	/* A stale owner (it released the lock) keeps a lend it no longer
+	 * needs until its next unlend: taking its thread lock here could
+	 * invert the lock order if it sleeps.  Mutexes and rwlocks never
+	 * leave a stale owner on a turnstile with waiters. */
+	(void)old;
 	if (ut == NULL) {
 		propagate(ts, ULT_LD(&ts->ts_bestpri));
 		mtx_unlock(&ts->ts_lock);
@@ -508,6 +576,7 @@ move_pending(struct ult__turnstile *ts, int queue, struct ult__waiter *w,
 	ult__list_remove(&w->link);
 	ts->ts_count[queue]--;
 	w->result = result;
+	w->ts = NULL; /* gone from ts: a late timeout must not touch it */
 	ult__list_insert_tail(&ts->ts_pending, &w->link);
 }
 
@@ -549,15 +618,19 @@ ult__ts_unpend(const void *obj, struct ult__turnstile *ts, uintptr_t newowner)
 	ULT_LIST_FOREACH (n, &pending)
 		give_spare(ts, ULT_CONTAINER_OF(n, struct ult__waiter, link));
 	while ((n = ult__list_first(&pending)) != NULL) {
+		struct ult__waiter *w =
+		    ULT_CONTAINER_OF(n, struct ult__waiter, link);
+
 		ult__list_remove(n);
-		resume(ULT_CONTAINER_OF(n, struct ult__waiter, link));
+		resume(w,
+		    left && w->ut == nut ? ULT_LD(&ts->ts_bestpri) : PRI_MAX);
 	}
-	if (old != NULL && old != nut)
-		unlend(old);
-	if (left && nut != NULL)
-		lend_owner(nut, ULT_LD(&ts->ts_bestpri));
 	mtx_unlock(&ts->ts_lock);
 	mtx_unlock(&chain_of(obj)->lock);
+	/* The releaser (normally the caller, running): after the turnstile
+	 * locks, in case it is not and its lock is a sleep queue's. */
+	if (old != NULL && old != nut)
+		unlend(old);
 }
 
 void
@@ -572,9 +645,9 @@ ult__ts_claim(const void *obj, uintptr_t self)
 		return;
 	}
 	old = set_owner(ts, ut);
-	if (old != NULL)
-		unlend(old);
-	if (ut != NULL)
+	if (ut != NULL) /* the caller, running: its lock is a run queue's */
 		lend_owner(ut, ULT_LD(&ts->ts_bestpri));
 	ult__ts_release(obj, ts);
+	if (old != NULL)
+		unlend(old);
 }

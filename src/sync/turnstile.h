@@ -76,6 +76,11 @@ void ult__ts_broadcast(struct ult__turnstile *ts, int queue, int result);
 void ult__ts_unpend(const void *obj, struct ult__turnstile *ts,
     uintptr_t newowner);
 
+/* A uthread that sleeps while owning contested locks is not lent to
+ * while asleep; its waker calls this (thread locked) before making it
+ * runnable, so it runs with the lend. */
+void ult__ts_wake_lend(struct ult_thread *ut);
+
 /* The caller took obj while it had waiters, without a grant: it becomes
  * the owner the waiters lend to. */
 void ult__ts_claim(const void *obj, uintptr_t self);
