@@ -34,10 +34,8 @@ struct ult_config {
 	const char *policy; /* "ule" (default); NULL: ULT_POLICY or "ule" */
 	size_t stack_size;  /* default uthread stack; 0: ULT_STACK_SIZE or
 			       256 KiB.  At least ULT_STACK_MIN. */
-	int preempt;	    /* 0: default, >0 on, <0 off (ULT_PREEMPT=0/1).
-			       Asynchronous preemption is not implemented
-			       yet: a uthread gives up its worker only when it
-			       yields, blocks, exits or enters the runtime. */
+	int preempt;	    /* 0: default (on), >0 on, <0 off; ULT_PREEMPT=0
+			       turns the default off.  See "Preemption". */
 };
 
 #define ULT_MAXCPU 256
@@ -71,13 +69,15 @@ typedef struct ult_thread ult_thread_t;
 
 struct ult_attr {
 	size_t stack_size; /* 0: the runtime default */
+	int cls;	   /* ULT_CLASS_*; 0 is ULT_CLASS_TIMESHARE */
+	int rtprio;	   /* 0..31 for the realtime and idle classes */
 	int nice;	   /* -20..20 */
 	int cpu;	   /* -1: unbound; else bound to that worker */
 	int detached;	   /* nonzero: no join; resources freed at exit */
 	const char *name;  /* copied; at most 31 bytes are kept */
 };
 
-/* Defaults: stack_size 0, nice 0, cpu -1, joinable, no name. */
+/* Defaults: stack_size 0, timeshare, nice 0, cpu -1, joinable, no name. */
 void ult_attr_init(struct ult_attr *a);
 
 /*
@@ -176,6 +176,8 @@ struct ult_thread_info {
 	int state;	    /* ULT_STATE_* */
 	double pctcpu;	    /* ULE %CPU estimate, 0..100 */
 	uint64_t runtime_ns, nvcsw, nivcsw, nmigrations;
+	/* preemptions schedctl deferred, and ones forced past its bound */
+	uint64_t deferred, forced;
 };
 
 /*
@@ -189,6 +191,8 @@ struct ult_cpu_info {
 	uint64_t switches; /* context switches on this worker */
 	uint64_t steals;   /* uthreads this worker stole from others */
 	uint64_t idle_ns, busy_ns;
+	uint64_t preemptions; /* uthreads switched out by the signal */
+	uint64_t owed;	      /* preemptions deferred to a safe point */
 };
 
 /* Errors: ENXIO; EINVAL cpu out of range or out NULL. */
@@ -202,6 +206,58 @@ int ult_cpu_info(int cpu, struct ult_cpu_info *out);
  * ENOENT unknown name; EPERM read-only.  Context: any thread.
  */
 int ult_sysctl(const char *name, long *oldval, const long *newval);
+
+/*
+ * Preemption.  With preemption on (the default), a uthread that runs past
+ * its slice, or that a better thread should displace, is interrupted by a
+ * signal (SIGURG) and switched out at once, its registers and FP/vector
+ * state kept.  It is never interrupted inside the runtime, inside libc or
+ * another library not registered below, while it holds a pthread mutex,
+ * or inside ult_schedctl_start/stop (up to a bound); such a preemption is
+ * owed and taken at the next safe point.  A preempted uthread stays on
+ * its worker until it next yields or blocks, so &errno and other TLS
+ * addresses stay valid (sysctl ult.preempt_migrate=1 lifts this).  System
+ * calls are restarted (SA_RESTART), except those Linux never restarts
+ * (nanosleep, poll, epoll_wait, ...), which may fail with EINTR.  SIGURG
+ * sent by the application is passed to the handler installed before
+ * ult_init.  Static executables and ThreadSanitizer builds run without
+ * asynchronous preemption (a message says so for the former).
+ */
+
+/* Also preempt while the PC is inside a loaded library whose path
+ * contains `name' (for libraries known to keep no per-thread state).
+ * Errors: EINVAL name NULL or empty; ENOMEM.  Context: any thread. */
+int ult_preempt_allow_library(const char *name);
+
+/*
+ * Scheduler hints (Solaris schedctl): between start and stop a preemption
+ * is deferred, for at most ult.schedctl_bound_us microseconds (default:
+ * one minimum slice) after the first deferral; stop then yields at once
+ * if a preemption was owed.  Nesting counts.  No system call, no atomic
+ * read-modify-write.  Context: uthread (no-ops elsewhere).
+ */
+void ult_schedctl_start(void);
+void ult_schedctl_stop(void);
+
+/*
+ * Scheduling classes, as FreeBSD's rtprio/idprio.
+ *   ULT_CLASS_TIMESHARE    the default: ULE's interactive/batch priorities
+ *   ULT_CLASS_REALTIME     fixed priority prio 0..31 (0 best), above every
+ *                          timeshare thread, FIFO among equals, no slice
+ *   ULT_CLASS_REALTIME_RR  the same, round-robin among equals by slice
+ *   ULT_CLASS_IDLE         prio 0..31, runs only when nothing else can
+ * prio must be 0..31 (ignored for timeshare).  t NULL: the caller.
+ * Errors: ENXIO; EINVAL bad class or prio, or t NULL outside a uthread;
+ * ESRCH t has finished.  Context: uthread or foreign.  Blocks: no.
+ */
+enum {
+	ULT_CLASS_TIMESHARE = 0,
+	ULT_CLASS_REALTIME,
+	ULT_CLASS_REALTIME_RR,
+	ULT_CLASS_IDLE
+};
+int ult_setclass(ult_thread_t *t, int cls, int prio);
+int ult_getclass(ult_thread_t *t, int *cls, int *prio);
 
 /*
  * Synchronisation objects.

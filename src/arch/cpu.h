@@ -4,6 +4,8 @@
 #ifndef ULT_ARCH_CPU_H
 #define ULT_ARCH_CPU_H
 
+#include <stdint.h>
+
 /* Spin-wait hint: lets the sibling hyperthread run and saves power. */
 static inline void
 ult__cpu_relax(void)
@@ -14,6 +16,35 @@ ult__cpu_relax(void)
 	__asm__ __volatile__("yield" ::: "memory");
 #else
 	__asm__ __volatile__("" ::: "memory");
+#endif
+}
+
+/* The interrupted PC and SP in a signal handler's ucontext. */
+#include <ucontext.h>
+
+static inline uintptr_t
+ult__uc_pc(const ucontext_t *uc)
+{
+#if defined(__x86_64__)
+	return ((uintptr_t)uc->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+	return ((uintptr_t)uc->uc_mcontext.pc);
+#else
+	(void)uc;
+	return (0); /* unknown: never preemptible */
+#endif
+}
+
+static inline uintptr_t
+ult__uc_sp(const ucontext_t *uc)
+{
+#if defined(__x86_64__)
+	return ((uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
+#elif defined(__aarch64__)
+	return ((uintptr_t)uc->uc_mcontext.sp);
+#else
+	(void)uc;
+	return (0);
 #endif
 }
 

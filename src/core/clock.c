@@ -47,6 +47,7 @@ stat_ticks(int cnt)
 		if (i == 0 || ULT_LD(&ult__rt.workers[i].busy)) {
 			ult__tls_actcpu = i;
 			ult__rt.sched->clock(i, cnt);
+			ult__preempt_retry(i);
 		}
 	}
 	ult__tls_actcpu = -1;

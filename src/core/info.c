@@ -57,6 +57,8 @@ ult_thread_info(ult_thread_t *t, struct ult_thread_info *out)
 	out->runtime_ns = ULT_LD(&t->runtime_ns);
 	out->nvcsw = ULT_LD(&t->nvcsw);
 	out->nivcsw = ULT_LD(&t->nivcsw);
+	out->deferred = ULT_LD(&t->sc_deferred);
+	out->forced = ULT_LD(&t->sc_forced);
 	out->nmigrations = ULT_LD(&t->nmigrations);
 	thread_unlock(&t->td);
 	return (0);
@@ -81,12 +83,16 @@ ult_cpu_info(int cpu, struct ult_cpu_info *out)
 	out->steals = st.steals;
 	out->idle_ns = ULT_LD(&w->idle_ns);
 	out->busy_ns = ULT_LD(&w->busy_ns);
+	out->preemptions = ULT_LD(&w->npreempt);
+	out->owed = ULT_LD(&w->nowed);
 	return (0);
 }
 
 /* Tunables of the runtime itself, beside the policy's. */
 static const struct sched_tunable rt_tunables[] = {
     {"ult.child_runs_first", &ult__rt.child_first, 0, 1, NULL, NULL},
+    {"ult.preempt_migrate", &ult__preempt_migrate, 0, 1, NULL, NULL},
+    {"ult.schedctl_bound_us", &ult__schedctl_bound_us, 0, 10000000, NULL, NULL},
     {NULL, NULL, 0, 0, NULL, NULL},
 };
 

@@ -94,6 +94,7 @@ teardown(int workers, int clock, int policy)
 		ult__workers_stop();
 	if (policy)
 		ult__rt.sched->fini();
+	ult__preempt_fini();
 	ult__signals_fini();
 	ult__timers_fini();
 	ult__stacks_fini();
@@ -151,7 +152,8 @@ ult_init(const struct ult_config *cfg)
 	}
 	if ((err = ult__stacks_init()) != 0 ||
 	    (err = ult__timers_init(ult__rt.ncpu + 1)) != 0 ||
-	    (err = ult__signals_init()) != 0) {
+	    (err = ult__signals_init()) != 0 ||
+	    (err = ult__preempt_init()) != 0) {
 		teardown(0, 0, 0);
 		pthread_mutex_unlock(&init_lock);
 		return (err);

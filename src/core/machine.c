@@ -1,8 +1,9 @@
 /*
  * machine.h for real workers: CPUs are workers, ticks come from
  * CLOCK_MONOTONIC (read once per switch and reused for the policy's own
- * reads), an IPI is a flag the worker checks at its next scheduling
- * point, and waking an idle CPU is unparking its worker.
+ * reads), an IPI or an AST is a flag the worker checks at its next
+ * scheduling point plus, for a busy worker, the preemption signal
+ * (preempt.c), and waking an idle CPU is unparking its worker.
  *
  * The clock thread acts on behalf of a CPU when it runs that CPU's stat
  * clock or a timer armed there, as FreeBSD's statclock and callouts run
@@ -67,12 +68,15 @@ mach_ast(struct thread *td, int cpu)
 	 * may be parked. */
 	if (td == &ult__rt.workers[cpu].idle.td)
 		ult__worker_unpark(&ult__rt.workers[cpu]);
+	else
+		ult__preempt_kick(cpu);
 }
 
 void
 mach_ipi_preempt(int cpu)
 {
 	ULT_ST(&ult__rt.workers[cpu].ipi, 1);
+	ult__preempt_kick(cpu);
 }
 
 int

@@ -66,7 +66,15 @@ struct ult_thread {
 	struct ult__waiter *ts_waiter;	   /* its waiter there */
 	struct mtx contested_lock;	   /* leaf lock for `contested' */
 	struct ult__list contested;	   /* turnstiles of locks it owns */
-	atomic_int oncpu;	      /* running now: lock waiters may spin */
+	atomic_int oncpu; /* running now: lock waiters may spin */
+	/* preemption (src/core/preempt.c); written by the thread itself or
+	 * its own worker's signal handler, so plain loads and stores */
+	atomic_int nopreempt; /* pthread mutexes held */
+	atomic_int sc_nest;   /* ult_schedctl_start depth */
+	atomic_int sc_owed;   /* a preemption was deferred by schedctl */
+	atomic_uint_fast64_t sc_since; /* first deferral of this region */
+	atomic_uint_fast64_t sc_deferred, sc_forced;
+	int preempt_pinned;	      /* td_pinned holds one for a preemption */
 	struct ult_thread *free_next; /* thread slab free list */
 };
 
@@ -86,10 +94,14 @@ struct ult__worker {
 	int clk_valid;
 	uint64_t last_switch_ns;
 	/* cross-thread words */
-	atomic_uint park; /* parker: see worker.c */
-	atomic_int ipi;	  /* IPI_PREEMPT pending */
-	atomic_int busy;  /* running a uthread: the clock ticks it */
-	atomic_int ready; /* worker has started */
+	atomic_uint park;  /* parker: see worker.c */
+	atomic_int ipi;	   /* IPI_PREEMPT pending */
+	atomic_int busy;   /* running a uthread: the clock ticks it */
+	atomic_int ready;  /* worker has started */
+	atomic_int tid;	   /* kernel thread id, for the preemption signal */
+	atomic_int kicked; /* a preemption signal is in flight */
+	atomic_int owed;   /* a preemption was deferred: retry at the tick */
+	atomic_uint_fast64_t npreempt, nowed;
 	/* statistics */
 	atomic_uint_fast64_t nswitch, idle_ns, busy_ns;
 	struct sched_idle idle_state;
@@ -195,7 +207,17 @@ struct ult__stack *ult__stack_get(struct ult__worker *w, size_t size);
 void ult__stack_put(struct ult__worker *w, struct ult__stack *s);
 void ult__stack_cache_drain(struct ult__worker *w);
 
+/* preempt.c */
+int ult__preempt_init(void);
+void ult__preempt_fini(void);
+void ult__preempt_kick(int cpu);
+void ult__preempt_retry(int cpu);
+void ult__preempt_unpin(struct ult_thread *ut);
+extern atomic_int ult__preempt_migrate;
+extern atomic_int ult__schedctl_bound_us;
+
 /* signals.c */
+#define ULT__ALTSTACK_SIZE (64u * 1024)
 int ult__signals_init(void);
 void ult__signals_fini(void);
 int ult__altstack_setup(struct ult__worker *w);

@@ -15,7 +15,7 @@
 
 #include "runtime.h"
 
-#define ALTSTACK_SIZE (64u * 1024)
+#define ALTSTACK_SIZE ULT__ALTSTACK_SIZE
 #define SCRATCH_SIZE (32u * 1024)
 
 static struct sigaction old_segv, old_bus;

@@ -138,6 +138,8 @@ ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
 	struct mtx *mtx;
 
 	account(w, ut, now, flags);
+	if (flags & SW_VOL)
+		ult__preempt_unpin(ut);
 	w->clk_ns = now;
 	w->clk_valid = 1;
 	ntd = ult__rt.sched->switch_(&ut->td, hint ? &hint->td : NULL, flags,

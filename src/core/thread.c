@@ -152,6 +152,9 @@ spawn_check(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *))
 		return (EINVAL);
 	if (a->nice < PRIO_MIN || a->nice > PRIO_MAX)
 		return (EINVAL);
+	if (a->cls < ULT_CLASS_TIMESHARE || a->cls > ULT_CLASS_IDLE ||
+	    a->rtprio < RTP_PRIO_MIN || a->rtprio > RTP_PRIO_MAX)
+		return (EINVAL);
 	if (a->cpu < -1 || a->cpu >= ult__rt.ncpu)
 		return (EINVAL);
 	if (a->stack_size != 0 && a->stack_size < ULT_STACK_MIN)
@@ -191,11 +194,54 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 	mtx_init(&ut->contested_lock, "contested");
 	ult__list_init(&ut->contested);
 	atomic_init(&ut->oncpu, 0);
+	atomic_init(&ut->nopreempt, 0);
+	atomic_init(&ut->sc_nest, 0);
+	atomic_init(&ut->sc_owed, 0);
+	atomic_init(&ut->sc_since, 0);
+	atomic_init(&ut->sc_deferred, 0);
+	atomic_init(&ut->sc_forced, 0);
+	ut->preempt_pinned = 0;
 	ult__ctx_init(&ut->ctx, (char *)ut->stack->base + ut->stack->guard,
 	    ut->stack->size, ult__thread_entry, ut);
 	ult__san_create(&ut->san, (char *)ut->stack->base + ut->stack->guard,
 	    ut->stack->size);
 	ULT_ST_REL(&ut->lstate, UT_ALIVE);
+}
+
+/*
+ * FreeBSD's rtp_to_pri: a class and, outside timeshare, a fixed user
+ * priority in its band (td locked).  Timeshare goes back to the policy's
+ * computed priority.
+ */
+static void
+class_apply(struct thread *td, int cls, int prio)
+{
+	const struct sched_ops *s = ult__rt.sched;
+	int pc, pri;
+
+	switch (cls) {
+	case ULT_CLASS_REALTIME:
+		pc = PRI_FIFO;
+		pri = PRI_MIN_REALTIME + prio;
+		break;
+	case ULT_CLASS_REALTIME_RR:
+		pc = PRI_REALTIME;
+		pri = PRI_MIN_REALTIME + prio;
+		break;
+	case ULT_CLASS_IDLE:
+		pc = PRI_IDLE;
+		pri = PRI_MIN_IDLE + prio;
+		break;
+	default:
+		s->set_class(td, PRI_TIMESHARE);
+		s->nice(td, td->td_nice);
+		return;
+	}
+	s->set_class(td, pc);
+	td->td_base_user_pri = (uint8_t)pri;
+	td_set_user_pri(td,
+	    pri < td->td_lend_user_pri ? pri : td->td_lend_user_pri);
+	s->prio(td, td->td_user_pri);
 }
 
 /*
@@ -255,6 +301,8 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 			s->nice(&ut->td, a->nice);
 		if (a != NULL && a->cpu >= 0)
 			s->bind(&ut->td, a->cpu);
+		if (a != NULL && a->cls != ULT_CLASS_TIMESHARE)
+			class_apply(&ut->td, a->cls, a->rtprio);
 		s->add(&ut->td, SRQ_BORING);
 		return (0);
 	}
@@ -265,6 +313,8 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 		s->nice(&ut->td, a->nice);
 	if (a != NULL && a->cpu >= 0)
 		s->bind(&ut->td, a->cpu);
+	if (a != NULL && a->cls != ULT_CLASS_TIMESHARE)
+		class_apply(&ut->td, a->cls, a->rtprio);
 	s->add(&ut->td,
 	    SRQ_BORING | SRQ_HOLDTD |
 		(ULT_LD(&ult__rt.child_first) ? SRQ_FORKING : 0));
@@ -436,7 +486,7 @@ ult_sleep_ns(uint64_t ns)
 uint64_t
 ult_now(void)
 {
-	return (ult__now());
+	return (ult__now_unmarked());
 }
 
 /* Resolve t (NULL: the caller) and lock it; ESRCH if it is gone. */
@@ -507,6 +557,48 @@ ult_bind(ult_thread_t *t, int cpu)
 		ult__mi_switch(self, SW_VOL | SWT_BIND, NULL);
 		ult__userret();
 		return (0);
+	}
+	thread_unlock(&t->td);
+	return (0);
+}
+
+int
+ult_setclass(ult_thread_t *t, int cls, int prio)
+{
+	int err;
+
+	if (cls < ULT_CLASS_TIMESHARE || cls > ULT_CLASS_IDLE ||
+	    prio < RTP_PRIO_MIN || prio > RTP_PRIO_MAX)
+		return (ult__running() ? EINVAL : ENXIO);
+	if ((err = thread_lock_handle(&t, 1)) != 0)
+		return (err);
+	class_apply(&t->td, cls, prio);
+	thread_unlock(&t->td);
+	if (t == ult__self_ut())
+		ult__userret();
+	return (0);
+}
+
+int
+ult_getclass(ult_thread_t *t, int *cls, int *prio)
+{
+	int err, pc;
+
+	if (cls == NULL || prio == NULL)
+		return (ult__running() ? EINVAL : ENXIO);
+	if ((err = thread_lock_handle(&t, 0)) != 0)
+		return (err);
+	pc = t->td.td_pri_class;
+	if (pc == PRI_FIFO || PRI_BASE(pc) == PRI_REALTIME) {
+		*cls =
+		    pc == PRI_FIFO ? ULT_CLASS_REALTIME : ULT_CLASS_REALTIME_RR;
+		*prio = t->td.td_base_user_pri - PRI_MIN_REALTIME;
+	} else if (pc == PRI_IDLE) {
+		*cls = ULT_CLASS_IDLE;
+		*prio = t->td.td_base_user_pri - PRI_MIN_IDLE;
+	} else {
+		*cls = ULT_CLASS_TIMESHARE;
+		*prio = 0;
 	}
 	thread_unlock(&t->td);
 	return (0);

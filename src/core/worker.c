@@ -112,6 +112,7 @@ worker_main(void *arg)
 	char name[16];
 
 	ult__tls_worker = w;
+	ULT_ST(&w->tid, (int)gettid());
 	snprintf(name, sizeof(name), "ult-w%d", w->id);
 	ult__os_set_name(name);
 	if (w->oscpu >= 0)

@@ -25,6 +25,20 @@ ult__now(void)
 {
 	struct timespec ts;
 
+	ult__tls_in_vdso++;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ult__tls_in_vdso--;
+	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+}
+
+__thread volatile int ult__tls_in_vdso
+    __attribute__((tls_model("initial-exec")));
+
+uint64_t
+ult__now_unmarked(void)
+{
+	struct timespec ts;
+
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 }

@@ -10,8 +10,17 @@
 #include "../../sched/topo.h"
 #include "../../util/atomic.h"
 
-/* CLOCK_MONOTONIC in nanoseconds (vDSO, no system call). */
+/*
+ * CLOCK_MONOTONIC in nanoseconds (vDSO, no system call).  The runtime's
+ * own reads raise ult__tls_in_vdso meanwhile: the preemption handler may
+ * interrupt a uthread inside the vDSO (a user's clock_gettime), but not
+ * the runtime, which reads the clock holding its locks.  ult_now() uses
+ * the unmarked read.
+ */
 uint64_t ult__now(void);
+uint64_t ult__now_unmarked(void);
+extern __thread volatile int ult__tls_in_vdso
+    __attribute__((tls_model("initial-exec")));
 
 /* The same clock read from the TSC where it is invariant (fastclock.c);
  * _update() is called by the clock thread to keep it calibrated. */

@@ -1,0 +1,404 @@
+/*
+ * Asynchronous preemption (runtime-hazards.md, design A).  When the policy
+ * wants a running uthread off its CPU (a slice end, a better thread queued
+ * there, a remote preemption request) and that CPU's worker is not the
+ * caller, the worker gets SIGURG.  The handler runs on the uthread's own
+ * stack and, if it is safe to switch right there, does the ordinary
+ * return-to-user checks (ult__userret), which switch away.  The kernel's
+ * signal frame stays on the uthread's stack with every register, FP and
+ * vector state; when the uthread is resumed the handler returns and
+ * rt_sigreturn restores it all.
+ *
+ * It is safe to switch only when all of these hold, checked in order:
+ *  - the worker runs a uthread (not its idle loop);
+ *  - the interrupted PC is in preemptible text: the main executable or a
+ *    library registered with ult_preempt_allow_library(), and not the
+ *    runtime itself, which lives in its own section (ult_text, made by
+ *    objcopy at build time).  Runtime code, libc (malloc's per-thread
+ *    caches, stdio's recursive locks) and the handler itself are thereby
+ *    excluded; the last makes SA_NODEFER re-entry harmless;
+ *  - the uthread holds no pthread mutex (see preempt_shim.c) and is not
+ *    inside ult_schedctl_start/stop beyond the deferral bound;
+ *  - enough stack is left for another signal frame.
+ * Otherwise the preemption is owed: the policy's flags stay set, so the
+ * next runtime exit takes it, and the clock thread signals again at the
+ * next tick.
+ *
+ * Migration rule: a preempted uthread is pinned to its worker until it
+ * next switches out voluntarily (yield, block, sleep), so code that keeps
+ * &errno or another TLS address across an arbitrary instruction never
+ * finds itself on another kernel thread.  The cost is balancing: a CPU hog
+ * that never enters the runtime stays where it is.  ult.preempt_migrate=1
+ * lifts the pin for programs that keep no TLS addresses.
+ */
+#include <errno.h>
+#include <link.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include "../arch/cpu.h"
+#include "runtime.h"
+
+#define PREEMPT_SIGNAL SIGURG
+/* A signal frame with AVX-512 state is ~3.4 KiB; keep room for two and
+ * the handler's own frames. */
+#define PREEMPT_HEADROOM (16u * 1024)
+
+extern const char __start_ult_text[]
+    __attribute__((weak, visibility("hidden")));
+extern const char __stop_ult_text[] __attribute__((weak, visibility("hidden")));
+
+struct range {
+	uintptr_t lo, hi;
+	int vdso; /* clock_gettime and friends: safe unless the runtime's */
+};
+
+struct ranges {
+	int n;
+	struct range r[];
+};
+
+static struct ranges *_Atomic allowed;
+static struct mtx ranges_lock = MTX_INITIALIZER("preempt ranges");
+static char *allow_names[16];
+static int nallow;
+static struct sigaction old_urg;
+static int handler_installed;
+
+atomic_int ult__preempt_migrate;
+atomic_int ult__schedctl_bound_us;
+
+struct build {
+	struct range r[256];
+	int n, first;
+};
+
+static int
+lib_allowed(const char *name)
+{
+	for (int i = 0; i < nallow; i++)
+		if (strstr(name, allow_names[i]) != NULL)
+			return (1);
+	return (0);
+}
+
+static int
+phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct build *b = arg;
+	int main_prog = b->first, vdso;
+
+	(void)size;
+	b->first = 0;
+	vdso = info->dlpi_name != NULL &&
+	    strstr(info->dlpi_name, "linux-vdso") != NULL;
+	if (!main_prog && !vdso &&
+	    (info->dlpi_name == NULL || !lib_allowed(info->dlpi_name)))
+		return (0);
+	for (int i = 0; i < info->dlpi_phnum && b->n < 256; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		b->r[b->n].lo = info->dlpi_addr + ph->p_vaddr;
+		b->r[b->n].hi = b->r[b->n].lo + ph->p_memsz;
+		b->r[b->n].vdso = vdso;
+		b->n++;
+	}
+	return (0);
+}
+
+/* Rebuild the table of preemptible text; old tables are kept (a handler
+ * may be reading one) and freed at exit by nobody: they are tiny. */
+static int
+ranges_build(void)
+{
+	struct build *b = calloc(1, sizeof(*b));
+	struct ranges *t;
+
+	if (b == NULL)
+		return (ENOMEM);
+	b->first = 1;
+	dl_iterate_phdr(phdr_cb, b);
+	t = malloc(sizeof(*t) + (size_t)b->n * sizeof(t->r[0]));
+	if (t == NULL) {
+		free(b);
+		return (ENOMEM);
+	}
+	t->n = b->n;
+	memcpy(t->r, b->r, (size_t)b->n * sizeof(t->r[0]));
+	free(b);
+	mtx_lock(&ranges_lock);
+	t = atomic_exchange(&allowed, t);
+	mtx_unlock(&ranges_lock);
+	/* The previous table may be in use by a handler right now. */
+	(void)t;
+	return (0);
+}
+
+static int
+pc_preemptible(uintptr_t pc)
+{
+	struct ranges *t = ULT_LD_ACQ(&allowed);
+
+	if ((uintptr_t)__start_ult_text <= pc &&
+	    pc < (uintptr_t)__stop_ult_text)
+		return (0);
+	if (t == NULL)
+		return (0);
+	for (int i = 0; i < t->n; i++)
+		if (t->r[i].lo <= pc && pc < t->r[i].hi)
+			return (!t->r[i].vdso || ult__tls_in_vdso == 0);
+	return (0);
+}
+
+int
+ult_preempt_allow_library(const char *name)
+{
+	char *copy;
+	int err = 0;
+
+	if (name == NULL || name[0] == '\0')
+		return (EINVAL);
+	mtx_lock(&ranges_lock);
+	if (nallow == (int)(sizeof(allow_names) / sizeof(allow_names[0])))
+		err = ENOMEM;
+	else if ((copy = strdup(name)) == NULL)
+		err = ENOMEM;
+	else
+		allow_names[nallow++] = copy;
+	mtx_unlock(&ranges_lock);
+	if (err == 0 && ult__rt.preempt > 0 && ult__running())
+		err = ranges_build();
+	return (err);
+}
+
+/* Is something pending that a switch would honour? */
+static int
+wanted(struct ult__worker *w, struct thread *td)
+{
+	return (ULT_LD(&w->ipi) || ULT_LD(&td->td_owepreempt) ||
+	    (ULT_LD(&td->td_ast) & TDA_SCHED));
+}
+
+static void
+owe(struct ult__worker *w)
+{
+	ULT_ST(&w->owed, 1);
+	ULT_ST(&w->nowed, ULT_LD(&w->nowed) + 1);
+}
+
+/* Within ult_schedctl_start/stop: defer up to the bound, then force. */
+static int
+schedctl_defers(struct ult_thread *ut)
+{
+	uint64_t now, since;
+
+	if (ULT_LD(&ut->sc_nest) == 0)
+		return (0);
+	now = ult__fastclock_now();
+	since = ULT_LD(&ut->sc_since);
+	if (since == 0) {
+		ULT_ST(&ut->sc_since, now);
+		since = now;
+	}
+	if (now - since < (uint64_t)ULT_LD(&ult__schedctl_bound_us) * 1000u) {
+		ULT_ST(&ut->sc_owed, 1);
+		ULT_ST(&ut->sc_deferred, ULT_LD(&ut->sc_deferred) + 1);
+		return (1);
+	}
+	ULT_ST(&ut->sc_forced, ULT_LD(&ut->sc_forced) + 1);
+	ULT_ST(&ut->sc_since, 0);
+	ULT_ST(&ut->sc_owed, 0);
+	return (0);
+}
+
+/* Pin the preempted thread to its worker (see the top of the file). */
+static void
+pin(struct ult_thread *ut)
+{
+	if (ut->preempt_pinned || ULT_LD(&ult__preempt_migrate))
+		return;
+	thread_lock(&ut->td);
+	ut->td.td_pinned++;
+	ut->preempt_pinned = 1;
+	thread_unlock(&ut->td);
+}
+
+static void
+preempt_handler(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	struct ult__worker *w = ult__tls_worker;
+	struct ult_thread *ut;
+	uintptr_t pc, sp;
+	int e;
+
+	if (w == NULL || si->si_code != SI_TKILL || si->si_pid != getpid()) {
+		/* Not ours: the application's own SIGURG. */
+		if (old_urg.sa_flags & SA_SIGINFO) {
+			if (old_urg.sa_sigaction != NULL)
+				old_urg.sa_sigaction(sig, si, ucv);
+		} else if (old_urg.sa_handler != SIG_DFL &&
+		    old_urg.sa_handler != SIG_IGN)
+			old_urg.sa_handler(sig);
+		return;
+	}
+	ULT_ST(&w->kicked, 0);
+	ut = w->curthread;
+	if (ut == &w->idle || !wanted(w, &ut->td))
+		return;
+	pc = ult__uc_pc(uc);
+	sp = ult__uc_sp(uc);
+	if (!pc_preemptible(pc) || ULT_LD(&ut->nopreempt) != 0 ||
+	    sp < (uintptr_t)ut->san.stack_lo + PREEMPT_HEADROOM) {
+		owe(w);
+		return;
+	}
+	if (schedctl_defers(ut)) {
+		owe(w);
+		return;
+	}
+	e = errno;
+	ULT_ST(&w->npreempt, ULT_LD(&w->npreempt) + 1);
+	pin(ut);
+	ult__userret();
+	/* Maybe on another worker now (ult.preempt_migrate): the frame
+	 * would reinstall the old worker's alternate stack on this one. */
+	w = ult__worker_self();
+	uc->uc_stack.ss_sp = w->altstack;
+	uc->uc_stack.ss_size = w->altstack != NULL ? ULT__ALTSTACK_SIZE : 0;
+	uc->uc_stack.ss_flags = w->altstack != NULL ? 0 : SS_DISABLE;
+	errno = e;
+}
+
+/*
+ * Ask the worker of cpu to switch now.  The calling worker itself needs no
+ * signal: it is in the runtime and checks on the way out.  Coalesced: one
+ * signal in flight per worker.
+ */
+void
+ult__preempt_kick(int cpu)
+{
+	struct ult__worker *w = &ult__rt.workers[cpu];
+
+	if (ult__rt.preempt <= 0 || ult__tls_worker == w ||
+	    ULT_LD(&w->tid) == 0)
+		return;
+	if (atomic_exchange(&w->kicked, 1) != 0)
+		return;
+	syscall(SYS_tgkill, getpid(), ULT_LD(&w->tid), PREEMPT_SIGNAL);
+}
+
+/* Clock tick: signal again any worker that owes a preemption. */
+void
+ult__preempt_retry(int cpu)
+{
+	struct ult__worker *w = &ult__rt.workers[cpu];
+
+	if (ULT_LD(&w->owed)) {
+		ULT_ST(&w->owed, 0);
+		ult__preempt_kick(cpu);
+	}
+}
+
+/* A voluntary switch ends the pin a preemption put on the thread (td
+ * locked). */
+void
+ult__preempt_unpin(struct ult_thread *ut)
+{
+	if (ut->preempt_pinned) {
+		ut->preempt_pinned = 0;
+		ut->td.td_pinned--;
+	}
+}
+
+void ult__preempt_shim_link(void);
+
+void
+ult_schedctl_start(void)
+{
+	struct ult_thread *ut = ult__self_ut();
+
+	if (ut != NULL)
+		ULT_ST(&ut->sc_nest, ULT_LD(&ut->sc_nest) + 1);
+}
+
+void
+ult_schedctl_stop(void)
+{
+	struct ult_thread *ut = ult__self_ut();
+	int n;
+
+	if (ut == NULL || (n = ULT_LD(&ut->sc_nest)) == 0)
+		return;
+	ULT_ST(&ut->sc_nest, n - 1);
+	if (n > 1)
+		return;
+	ULT_ST(&ut->sc_since, 0);
+	if (ULT_LD(&ut->sc_owed)) {
+		ULT_ST(&ut->sc_owed, 0);
+		ult_yield();
+	}
+}
+
+int
+ult__preempt_init(void)
+{
+	struct sigaction sa;
+	long slice;
+	const struct sched_tunable *t;
+
+	ult__preempt_shim_link();
+	if (ult__rt.preempt <= 0)
+		return (0);
+#if defined(__SANITIZE_THREAD__)
+	/* TSan defers signal handlers to its own safe points, where a
+	 * context switch inside the handler is not possible. */
+	ult__rt.preempt = -1;
+	return (0);
+#endif
+	if (ult__os_static_binary()) {
+		static const char msg[] =
+		    "ult: static executable: libc is part of the program text, "
+		    "so asynchronous preemption cannot be made safe; it is "
+		    "off\n";
+
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+			(void)0;
+		ult__rt.preempt = -1;
+		return (0);
+	}
+	/* Default deferral bound: one minimum slice (slice / 6 stat ticks). */
+	slice = 0;
+	for (t = ult__rt.sched->tunables; t->name != NULL; t++)
+		if (strcmp(t->name, "kern.sched.slice") == 0 && t->var != NULL)
+			slice = ULT_LD(t->var);
+	if (ULT_LD(&ult__schedctl_bound_us) == 0)
+		ULT_ST(&ult__schedctl_bound_us,
+		    (int)((slice > 6 ? slice / 6 : 1) * 1000000 / ULT_STATHZ));
+	if (ranges_build() != 0)
+		return (ENOMEM);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = preempt_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(PREEMPT_SIGNAL, &sa, &old_urg) != 0)
+		return (errno);
+	handler_installed = 1;
+	return (0);
+}
+
+void
+ult__preempt_fini(void)
+{
+	if (handler_installed) {
+		sigaction(PREEMPT_SIGNAL, &old_urg, NULL);
+		handler_installed = 0;
+	}
+}
