@@ -59,6 +59,7 @@ struct range {
 };
 
 struct ranges {
+	struct ranges *retired; /* older tables, freed at shutdown */
 	int n;
 	struct range r[];
 };
@@ -113,8 +114,8 @@ phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return (0);
 }
 
-/* Rebuild the table of preemptible text; old tables are kept (a handler
- * may be reading one) and freed at exit by nobody: they are tiny. */
+/* Rebuild the table of preemptible text.  A handler may be reading the
+ * old one, so it is retired, not freed, until ult__preempt_fini(). */
 static int
 ranges_build(void)
 {
@@ -134,10 +135,9 @@ ranges_build(void)
 	memcpy(t->r, b->r, (size_t)b->n * sizeof(t->r[0]));
 	free(b);
 	mtx_lock(&ranges_lock);
-	t = atomic_exchange(&allowed, t);
+	t->retired = ULT_LD(&allowed);
+	ULT_ST_REL(&allowed, t);
 	mtx_unlock(&ranges_lock);
-	/* The previous table may be in use by a handler right now. */
-	(void)t;
 	return (0);
 }
 
@@ -397,8 +397,18 @@ ult__preempt_init(void)
 void
 ult__preempt_fini(void)
 {
+	struct ranges *t;
+
 	if (handler_installed) {
 		sigaction(PREEMPT_SIGNAL, &old_urg, NULL);
 		handler_installed = 0;
+	}
+	/* Workers are gone: no handler can be reading a table. */
+	t = atomic_exchange(&allowed, NULL);
+	while (t != NULL) {
+		struct ranges *next = t->retired;
+
+		free(t);
+		t = next;
 	}
 }
