@@ -31,7 +31,8 @@ extern "C" {
 struct ult_config {
 	int ncpu;	    /* workers; 0: ULT_NCPU, else one per CPU of the
 			       process affinity mask.  At most ULT_MAXCPU. */
-	const char *policy; /* "ule" (default); NULL: ULT_POLICY or "ule" */
+	const char *policy; /* "ule" (default) or "4bsd"; NULL: ULT_POLICY
+			       or "ule"; unknown: ult_init fails EINVAL */
 	size_t stack_size;  /* default uthread stack; 0: ULT_STACK_SIZE or
 			       256 KiB.  At least ULT_STACK_MIN. */
 	int preempt;	    /* 0: default (on), >0 on, <0 off; ULT_PREEMPT=0
@@ -158,6 +159,10 @@ int ult_bind(ult_thread_t *t, int cpu);
 /* Number of workers, or 0 when the runtime is not running. */
 int ult_ncpu(void);
 
+/* The running policy's name, "ULE" or "4BSD" (kern.sched.name), or NULL
+ * when the runtime is not running. */
+const char *ult_sched_name(void);
+
 enum {
 	ULT_STATE_RUNNING = 1, /* on a worker now */
 	ULT_STATE_RUNNABLE,    /* on a run queue */
@@ -171,8 +176,8 @@ struct ult_thread_info {
 	int cpu;	    /* worker it runs or last ran on */
 	int priority;	    /* ULE priority 0..255, lower is better */
 	int nice;	    /* -20..20 */
-	int interact_score; /* ULE interactivity score 0..100 (<30: interactive)
-			     */
+	int interact_score; /* ULE interactivity score 0..100 (<30:
+			       interactive); -1 under 4BSD */
 	int state;	    /* ULT_STATE_* */
 	double pctcpu;	    /* ULE %CPU estimate, 0..100 */
 	uint64_t runtime_ns, nvcsw, nivcsw, nmigrations;

@@ -391,6 +391,13 @@ sim_topo_desc(struct topo_cpu *desc, int ncpu, int l3, int l2, int smt)
 struct sim *
 sim_create(int ncpu, const struct topo_cpu *desc)
 {
+	return (sim_create_policy(ncpu, desc, &ult__sched_ule));
+}
+
+struct sim *
+sim_create_policy(int ncpu, const struct topo_cpu *desc,
+    const struct sched_ops *ops)
+{
 	struct sim *s = calloc(1, sizeof(*s));
 
 	if (s == NULL || ncpu < 1 || ncpu > SIM_MAXCPU)
@@ -398,7 +405,7 @@ sim_create(int ncpu, const struct topo_cpu *desc)
 	S = s;
 	s->ncpu = ncpu;
 	s->curcpu = -1;
-	s->sched = &ult__sched_ule;
+	s->sched = ops;
 	s->topo = ult__topo_build(ncpu, desc);
 	if (s->topo == NULL || s->sched->init() != 0)
 		abort();

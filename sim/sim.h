@@ -69,6 +69,9 @@ struct sim {
 /* Create a simulation of ncpu CPUs with the given topology description
  * (NULL: one flat group).  Only one simulation exists at a time. */
 struct sim *sim_create(int ncpu, const struct topo_cpu *desc);
+/* The same with another policy (&ult__sched_4bsd). */
+struct sim *sim_create_policy(int ncpu, const struct topo_cpu *desc,
+    const struct sched_ops *ops);
 void sim_destroy(struct sim *s);
 
 /* Add a thread: run run_ms, sleep sleep_ms, repeat (run_ms <= 0: a hog).

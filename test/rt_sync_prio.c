@@ -80,6 +80,10 @@ static void *
 medium(void *arg)
 {
 	(void)arg;
+	/* Compete only once L holds the lock: under 4BSD a nice +20 thread
+	 * would otherwise wait long for its warm-up slices. */
+	while (!atomic_load(&l_locked))
+		ult_sleep_ns(1000000);
 	while (!atomic_load(&stop)) {
 		burn(20000);
 		atomic_fetch_add(&m_progress, 1);

@@ -132,3 +132,9 @@ ult_sysctl(const char *name, long *oldval, const long *newval)
 	}
 	return (0);
 }
+
+const char *
+ult_sched_name(void)
+{
+	return (ult__running() ? ult__rt.sched->name : NULL);
+}

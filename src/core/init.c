@@ -21,6 +21,8 @@ policy_lookup(const char *name)
 	if (name == NULL || strcmp(name, "ule") == 0 ||
 	    strcmp(name, "ULE") == 0)
 		return (&ult__sched_ule);
+	if (strcmp(name, "4bsd") == 0 || strcmp(name, "4BSD") == 0)
+		return (&ult__sched_4bsd);
 	return (NULL);
 }
 

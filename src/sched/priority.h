@@ -20,6 +20,8 @@
 #define PRI_MAX_IDLE (PRI_MAX)
 
 #define PUSER (PRI_MIN_TIMESHARE)
+/* The kernel sleep priority of a plain wait (sys/priority.h). */
+#define PWAIT (PRI_MIN_KERN + 28)
 
 /* Scheduling classes (td_pri_class). */
 #define PRI_ITHD 1

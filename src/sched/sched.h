@@ -172,6 +172,10 @@ struct sched_ops {
 };
 
 extern const struct sched_ops ult__sched_ule;
+extern const struct sched_ops ult__sched_4bsd;
+/* sched_4bsd internals the policy tests check against the formulas. */
+int ult__4bsd_estcpu(struct thread *td);
+int ult__4bsd_ldavg(void);
 
 /* FSCALE as in FreeBSD: fixed point with 11 fractional bits. */
 #define FSHIFT 11

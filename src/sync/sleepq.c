@@ -205,7 +205,10 @@ ult__sleepq_wait(const void *wchan, struct ult__waiter *w, uint64_t deadline)
 		}
 	}
 	thread_lock(td);
-	ult__rt.sched->sleep(td, 0);
+	/* A wait, as the kernel's nanosleep and condvar waits are: 4BSD
+	 * boosts to it until the thread returns to user mode; ULE does only
+	 * with kern.sched.static_boost=1. */
+	ult__rt.sched->sleep(td, PWAIT);
 	thread_lock_set(td, &sc->lock);
 	TD_SET_SLEEPING(td);
 	ult__mi_switch(ut, SW_VOL | SWT_SLEEPQ, NULL);

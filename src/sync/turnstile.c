@@ -279,6 +279,24 @@ set_owner(struct ult__turnstile *ts, struct ult_thread *ut)
 }
 
 /*
+ * Lend pri to td (locked) if it needs it.  A uthread returns to its own
+ * code holding locks, where userret would drop a sleep boost and, with
+ * it, any lend that did not look needed while the boost was better; so a
+ * lend is recorded (TDF_BORROWING) whenever pri beats the thread's user
+ * priority, keeping the better of boost and lend until the unlend.
+ * Returns 0 if td needed nothing.
+ */
+static int
+lend_to(struct thread *td, int pri)
+{
+	if (pri >= td->td_priority && pri >= td->td_user_pri)
+		return (0);
+	ult__rt.sched->lend_prio(td,
+	    pri < td->td_priority ? pri : td->td_priority);
+	return (1);
+}
+
+/*
  * A thread's lock is its own (a run queue's, or the ts_lock of a
  * turnstile further down a chain), unless it is one of the two we hold:
  * that only happens for a cycle of owners, a deadlock in the program,
@@ -334,11 +352,10 @@ propagate(struct ult__turnstile *top, int pri)
 		td = &o->td;
 		if ((m = lock_owner(td, &top->ts_lock, &ts->ts_lock)) == NULL)
 			break;
-		if (td->td_priority <= pri) {
+		if (!lend_to(td, pri)) {
 			mtx_unlock(m);
 			break;
 		}
-		ult__rt.sched->lend_prio(td, pri);
 		if (!TD_ON_LOCK(td)) {
 			/* Running or queued: the lend requeued it, maybe on
 			 * another CPU, whose lock is now td's.  Asleep: it
@@ -386,8 +403,7 @@ ult__ts_wake_lend(struct ult_thread *ut)
 {
 	int pri = contested_best(ut);
 
-	if (pri < ut->td.td_priority)
-		ult__rt.sched->lend_prio(&ut->td, pri);
+	lend_to(&ut->td, pri);
 }
 
 /* The best priority the waiters of ut's other locks still need. */
@@ -412,8 +428,7 @@ lend_owner(struct ult_thread *ut, int pri)
 	struct thread *td = &ut->td;
 
 	thread_lock(td);
-	if (pri < td->td_priority)
-		ult__rt.sched->lend_prio(td, pri);
+	lend_to(td, pri);
 	thread_unlock(td);
 }
 
@@ -433,8 +448,7 @@ resume(struct ult__waiter *w, int lend)
 	thread_lock_block_wait(td);
 	w->ut->ts_blocked = NULL;
 	w->ut->ts_waiter = NULL;
-	if (lend < td->td_priority)
-		ult__rt.sched->lend_prio(td, lend);
+	lend_to(td, lend);
 	TD_CLR_LOCK(td);
 	if (TD_CAN_RUN(td))
 		ult__rt.sched->add(td, SRQ_HOLD | SRQ_BORING);

@@ -1,0 +1,965 @@
+/*
+ * sched_4bsd: the scheduler ULE replaced (FreeBSD's kern/sched_4bsd.c),
+ * behind the same ops table, so that the two can be compared on the same
+ * runtime (ule-algorithm.md section 12).
+ *
+ * One global run queue under one global lock, the old sched_lock: every
+ * runnable or running thread's td_lock is &sched_lock, and every CPU takes
+ * it to choose, add, switch and tick.  Per-CPU queues exist only for
+ * threads that must run on one CPU (bound, or pinned).  Priority is
+ * recomputed from a decayed CPU-usage estimate, td_estcpu, charged per
+ * stat tick and decayed once a second by a filter of the load average;
+ * sleepers catch up on that decay when they wake.  A round-robin slice of
+ * sched_slice stat ticks (100 ms) ends in an AST.
+ *
+ * Pure like sched_ule: time and CPU come through machine.h.
+ *
+ * Deviations, all for user space: schedcpu() visits only threads that are
+ * queued or running (it runs from CPU 0's clock under sched_lock, which
+ * cannot also take the sleep queues' locks); a sleeper's pctcpu and estcpu
+ * decay for the seconds it slept is applied when it wakes, which
+ * updatepri() does for estcpu in FreeBSD anyway.  A wakeup from a thread
+ * that is not a CPU (the clock, a foreign pthread) is treated like a
+ * remote add: an idle CPU is woken, else the CPU running the worst thread
+ * is asked to reschedule.  FIFO realtime threads get no slice end.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../util/mem.h"
+#include "machine.h"
+#include "runq.h"
+#include "sched.h"
+
+#define NICE_WEIGHT 1
+#define ESTCPULIM(e, iew) ((e) < 37 * (iew)-1 ? (e) : 37 * (iew)-1)
+/* exp(-1/20) * FSCALE: 95% of pctcpu forgotten in 60 s */
+#define CCPU 1948
+/* exp(-1/12) * FSCALE: the 1-minute load average, sampled every 5 s */
+#define CEXP0 1884
+#define LOADAV_TICKS (5 * ULT_HZ)
+
+#define TSF_BOUND 0x0001
+
+struct td_sched {
+	int ts_estcpu;	 /* decayed CPU usage */
+	int ts_cpticks;	 /* stat ticks this second */
+	int ts_pctcpu;	 /* FSCALE fixed point */
+	int ts_slice;	 /* stat ticks left */
+	int ts_flags;	 /* TSF_* */
+	int ts_cpu;	 /* bound CPU */
+	int ts_runq;	 /* per-CPU queue it is on, -1: global */
+	int ts_didrun;	 /* ran since the last schedcpu */
+	int ts_pctstamp; /* ticks when ts_pctcpu was last decayed */
+};
+
+_Static_assert(sizeof(struct td_sched) <= TD_SCHED_SIZE, "td_sched");
+
+static inline struct td_sched *
+ts_of(struct thread *td)
+{
+	return ((struct td_sched *)(void *)td->td_sched);
+}
+
+static struct mtx sched_lock = MTX_INITIALIZER("sched_lock");
+static struct runq runq;	       /* the global queue */
+static struct runq *runq_pcpu;	       /* bound and pinned threads */
+static atomic_int *runq_length;	       /* per-CPU queue lengths */
+static atomic_int runq_global_len;     /* global queue length */
+static atomic_int sched_tdcnt;	       /* running + queued, not idle */
+static struct thread *_Atomic *curthr; /* per CPU */
+static struct thread **idlethr;
+static atomic_int *cpu_idle; /* idle thread about to sleep */
+static int ncpu;
+static int ldavg; /* FSCALE fixed point */
+static int next_loadav, next_schedcpu;
+
+/* Tunables (kern.sched.*). */
+static atomic_int sched_slice = ULT_STATHZ / 10;
+
+static int
+iew(void)
+{
+	/* INVERSE_ESTCPU_WEIGHT: 8 per CPU on FreeBSD <= 15 SMP kernels. */
+	return (8 * (ncpu > 1 ? ncpu : 1));
+}
+
+static int
+decay_cpu(int loadfac, int cpu)
+{
+	return ((int)(((int64_t)loadfac * cpu) / (loadfac + FSCALE)));
+}
+
+/* ---- queues ------------------------------------------------------ */
+
+static struct runq *
+rq_of(int idx)
+{
+	return (idx < 0 ? &runq : &runq_pcpu[idx]);
+}
+
+static void
+runq_put(struct thread *td, int flags)
+{
+	struct td_sched *ts = ts_of(td);
+	int q = -1;
+
+	if (ts->ts_flags & TSF_BOUND)
+		q = ts->ts_cpu;
+	else if (td->td_pinned && td->td_lastcpu != NOCPU)
+		q = td->td_lastcpu;
+	ts->ts_runq = q;
+	runq_add(rq_of(q), td, flags);
+	if (q < 0)
+		ULT_ST(&runq_global_len, ULT_LD(&runq_global_len) + 1);
+	else
+		ULT_ST(&runq_length[q], ULT_LD(&runq_length[q]) + 1);
+	TD_SET_RUNQ(td);
+}
+
+static void
+runq_take(struct thread *td)
+{
+	int q = ts_of(td)->ts_runq;
+
+	runq_remove(rq_of(q), td);
+	if (q < 0)
+		ULT_ST(&runq_global_len, ULT_LD(&runq_global_len) - 1);
+	else
+		ULT_ST(&runq_length[q], ULT_LD(&runq_length[q]) - 1);
+}
+
+/* Best queued thread for cpu: global, unless its own queue beats it. */
+static struct thread *
+runq_best(int cpu)
+{
+	struct thread *td = runq_choose(&runq);
+	struct thread *tdc = runq_choose(&runq_pcpu[cpu]);
+
+	if (tdc != NULL && (td == NULL || tdc->td_priority < td->td_priority))
+		td = tdc;
+	return (td);
+}
+
+static int
+runnable_for(int cpu)
+{
+	return (ULT_LD(&runq_global_len) + ULT_LD(&runq_length[cpu]));
+}
+
+/* ---- priorities --------------------------------------------------- */
+
+/* 4BSD requeues a queued thread only when its queue index changes. */
+static void
+set_priority(struct thread *td, int prio)
+{
+	if (td->td_priority == prio)
+		return;
+	if (TD_ON_RUNQ(td) && td->td_rqindex != prio / RQ_PPQ) {
+		runq_take(td);
+		td_set_pri(td, prio);
+		runq_put(td, 0);
+		return;
+	}
+	td_set_pri(td, prio);
+}
+
+static void
+bsd_prio(struct thread *td, int prio)
+{
+	td->td_base_pri = (uint8_t)prio;
+	if ((td->td_flags & TDF_BORROWING) && td->td_priority < prio)
+		return;
+	set_priority(td, prio);
+}
+
+static void
+user_prio(struct thread *td, int prio)
+{
+	td->td_base_user_pri = (uint8_t)prio;
+	td_set_user_pri(td,
+	    prio < td->td_lend_user_pri ? prio : td->td_lend_user_pri);
+}
+
+/* resetpriority: timeshare priority from estcpu and nice. */
+static void
+resetpriority(struct thread *td)
+{
+	int pri;
+
+	if (PRI_BASE(td->td_pri_class) != PRI_TIMESHARE)
+		return;
+	pri = PUSER + ts_of(td)->ts_estcpu / iew() +
+	    NICE_WEIGHT * (td->td_nice - PRIO_MIN);
+	if (pri < PRI_MIN_TIMESHARE)
+		pri = PRI_MIN_TIMESHARE;
+	if (pri > PRI_MAX_TIMESHARE)
+		pri = PRI_MAX_TIMESHARE;
+	user_prio(td, pri);
+}
+
+/* The CPU cpu should reschedule if td now beats what it runs. */
+static void
+maybe_resched(struct thread *td, int cpu)
+{
+	struct thread *cur;
+
+	if (cpu < 0)
+		return;
+	cur = ULT_LD(&curthr[cpu]);
+	if (td->td_priority < cur->td_priority)
+		mach_ast(cur, cpu);
+}
+
+static void
+resetpriority_thread(struct thread *td)
+{
+	if (td->td_priority < PRI_MIN_TIMESHARE ||
+	    td->td_priority > PRI_MAX_TIMESHARE)
+		return;
+	maybe_resched(td, mach_curcpu());
+	bsd_prio(td, td->td_user_pri);
+}
+
+static void
+bsd_lend_prio(struct thread *td, int prio)
+{
+	td->td_flags |= TDF_BORROWING;
+	set_priority(td, prio);
+}
+
+static void
+bsd_unlend_prio(struct thread *td, int prio)
+{
+	int base;
+
+	if (td->td_base_pri >= PRI_MIN_TIMESHARE &&
+	    td->td_base_pri <= PRI_MAX_TIMESHARE)
+		base = td->td_user_pri;
+	else
+		base = td->td_base_pri;
+	if (prio >= base) {
+		td->td_flags &= ~TDF_BORROWING;
+		set_priority(td, base);
+	} else
+		bsd_lend_prio(td, prio);
+}
+
+static void
+bsd_nice(struct thread *td, int nice)
+{
+	td->td_nice = (int8_t)nice;
+	resetpriority(td);
+	resetpriority_thread(td);
+}
+
+static void
+bsd_set_class(struct thread *td, int cls)
+{
+	td->td_pri_class = (uint8_t)cls;
+}
+
+static void
+bsd_userret(struct thread *td)
+{
+	td->td_base_pri = td->td_user_pri;
+	if ((td->td_flags & TDF_BORROWING) && td->td_priority < td->td_user_pri)
+		return;
+	td_set_pri(td, td->td_user_pri);
+}
+
+/* pctcpu forgets 1 - ccpu of itself each second. */
+static void
+pctcpu_decay(struct td_sched *ts, int now)
+{
+	int secs = (now - ts->ts_pctstamp) / ULT_HZ;
+
+	if (secs <= 0)
+		return;
+	ts->ts_pctstamp += secs * ULT_HZ;
+	while (secs-- > 0 && ts->ts_pctcpu != 0)
+		ts->ts_pctcpu =
+		    (int)(((int64_t)ts->ts_pctcpu * CCPU) >> FSHIFT);
+}
+
+/* ---- the once-a-second pass and the load average ------------------ */
+
+static void
+schedcpu_thread(struct thread *td, int loadfac, int now)
+{
+	struct td_sched *ts = ts_of(td);
+
+	pctcpu_decay(ts, now);
+	if (ts->ts_cpticks != 0) {
+		ts->ts_pctcpu +=
+		    (int)((100 * ((int64_t)ts->ts_cpticks << (FSHIFT - 11))) /
+			ULT_STATHZ);
+		ts->ts_cpticks = 0;
+	}
+	ts->ts_didrun = 0;
+	ts->ts_estcpu = decay_cpu(loadfac, ts->ts_estcpu);
+	resetpriority(td);
+	if (td->td_priority >= PRI_MIN_TIMESHARE &&
+	    td->td_priority <= PRI_MAX_TIMESHARE) {
+		td->td_base_pri = td->td_user_pri;
+		if (!(td->td_flags & TDF_BORROWING))
+			td_set_pri(td, td->td_user_pri);
+	}
+}
+
+/* Decay one queue: take every thread out in order, update, put back. */
+static void
+schedcpu_queue(struct runq *rq, int loadfac, int now)
+{
+	struct ult__list tmp, *n;
+	struct thread *td;
+
+	ult__list_init(&tmp);
+	while ((td = runq_choose(rq)) != NULL) {
+		runq_take(td);
+		ult__list_insert_tail(&tmp, &td->td_runq);
+	}
+	while ((n = ult__list_first(&tmp)) != NULL) {
+		td = runq_thread(n);
+		ult__list_remove(n);
+		schedcpu_thread(td, loadfac, now);
+		runq_put(td, 0);
+	}
+}
+
+static void
+schedcpu(int now)
+{
+	int loadfac = 2 * ldavg;
+
+	schedcpu_queue(&runq, loadfac, now);
+	for (int c = 0; c < ncpu; c++) {
+		struct thread *td = ULT_LD(&curthr[c]);
+
+		schedcpu_queue(&runq_pcpu[c], loadfac, now);
+		if (!TD_IS_IDLETHREAD(td) &&
+		    ULT_LD(&td->td_lock) == &sched_lock)
+			schedcpu_thread(td, loadfac, now);
+	}
+}
+
+static void
+loadav(void)
+{
+	int nrun = ULT_LD(&sched_tdcnt);
+
+	ldavg = (int)(((int64_t)CEXP0 * ldavg +
+			  (int64_t)nrun * FSCALE * (FSCALE - CEXP0)) >>
+	    FSHIFT);
+}
+
+/* ---- the event entry points ---------------------------------------- */
+
+/* An idle CPU other than self, woken; -1 if none is idle. */
+static int
+forward_wakeup(int self)
+{
+	ULT_FENCE(); /* pairs with bsd_idle_enter */
+	for (int c = 0; c < ncpu; c++) {
+		if (c != self && ULT_LD(&cpu_idle[c])) {
+			mach_cpu_idle_wakeup(c);
+			return (c);
+		}
+	}
+	return (-1);
+}
+
+/* Ask the CPU running the worst thread worse than pri to reschedule. */
+static void
+resched_worst(int pri)
+{
+	int worst = -1, wp = pri;
+
+	for (int c = 0; c < ncpu; c++) {
+		struct thread *cur = ULT_LD(&curthr[c]);
+
+		if (cur->td_priority > wp) {
+			wp = cur->td_priority;
+			worst = c;
+		}
+	}
+	if (worst >= 0)
+		mach_ast(ULT_LD(&curthr[worst]), worst);
+}
+
+static void
+kick_other_cpu(int pri, int cpu)
+{
+	struct thread *cur = ULT_LD(&curthr[cpu]);
+
+	ULT_FENCE();
+	if (TD_IS_IDLETHREAD(cur)) {
+		mach_cpu_idle_wakeup(cpu);
+		return;
+	}
+	if (pri < cur->td_priority)
+		mach_ast(cur, cpu);
+}
+
+/* sched_lock held; td's lock becomes sched_lock. */
+static void
+add_locked(struct thread *td, int flags)
+{
+	int self = mach_curcpu(), q;
+	struct thread *cur;
+
+	runq_put(td, flags);
+	ULT_ST(&sched_tdcnt, ULT_LD(&sched_tdcnt) + 1);
+	q = ts_of(td)->ts_runq;
+	if (q >= 0 && q != self) {
+		kick_other_cpu(td->td_priority, q);
+		return;
+	}
+	if (q < 0 && forward_wakeup(self) >= 0)
+		return;
+	if (self < 0) {
+		resched_worst(td->td_priority);
+		return;
+	}
+	if (flags & SRQ_YIELDING)
+		return;
+	cur = ULT_LD(&curthr[self]);
+	/* maybe_preempt: only onto an idle-class thread (no interrupt
+	 * priorities here); otherwise maybe_resched. */
+	if (td->td_priority < cur->td_priority) {
+		mach_ast(cur, self);
+		if (cur->td_priority >= PRI_MIN_IDLE && !TD_IS_INHIBITED(cur) &&
+		    ULT_LD(&cur->td_lock) == &sched_lock)
+			ULT_ST(&cur->td_owepreempt, 1);
+	}
+}
+
+static void
+bsd_add(struct thread *td, int flags)
+{
+	if (ULT_LD(&td->td_lock) != &sched_lock) {
+		struct mtx *m = thread_lock_block(td);
+
+		if (!(flags & SRQ_HOLD))
+			mtx_unlock(m);
+		mtx_lock(&sched_lock);
+		thread_lock_unblock(td, &sched_lock);
+	}
+	add_locked(td, flags);
+	if (!(flags & SRQ_HOLDTD))
+		mtx_unlock(&sched_lock);
+}
+
+static void
+bsd_rem(struct thread *td)
+{
+	runq_take(td);
+	ULT_ST(&sched_tdcnt, ULT_LD(&sched_tdcnt) - 1);
+	TD_SET_CAN_RUN(td);
+}
+
+static struct thread *
+choosethread(int cpu)
+{
+	struct thread *td = runq_best(cpu);
+
+	if (td != NULL) {
+		runq_take(td);
+		ts_of(td)->ts_didrun = 1;
+	} else
+		td = idlethr[cpu];
+	TD_SET_RUNNING(td);
+	td->td_oncpu = cpu;
+	ULT_ST(&curthr[cpu], td);
+	return (td);
+}
+
+static struct thread *
+bsd_switch(struct thread *td, struct thread *newtd, int flags,
+    struct mtx **mtxp)
+{
+	int cpu = mach_curcpu();
+	struct mtx *mtx;
+
+	td->td_lastcpu = td->td_oncpu;
+	td->td_oncpu = NOCPU;
+	td->td_flags &= ~TDF_SLICEEND;
+	if (ULT_LD(&td->td_ast) & TDA_SCHED)
+		atomic_fetch_and_explicit(&td->td_ast, ~TDA_SCHED,
+		    memory_order_relaxed);
+	ULT_ST(&td->td_owepreempt, 0);
+	mtx = thread_lock_block(td);
+	if (mtx != &sched_lock) {
+		/* Going to sleep or to a turnstile: mtx is that lock. */
+		mtx_unlock(mtx);
+		mtx_lock(&sched_lock);
+	}
+	if (TD_IS_IDLETHREAD(td)) {
+		TD_SET_CAN_RUN(td);
+	} else if (TD_IS_RUNNING(td)) {
+		/* Still runnable: back on a queue, counted already; if it is
+		 * bound elsewhere now, that CPU must hear of it. */
+		runq_put(td,
+		    SRQ_OURSELF | SRQ_YIELDING |
+			((flags & SW_PREEMPT) ? SRQ_PREEMPTED : 0));
+		if (ts_of(td)->ts_runq >= 0 && ts_of(td)->ts_runq != cpu)
+			kick_other_cpu(td->td_priority, ts_of(td)->ts_runq);
+	} else {
+		ULT_ST(&sched_tdcnt, ULT_LD(&sched_tdcnt) - 1);
+	}
+	if (newtd != NULL) {
+		/* Taken off a queue by the caller (bsd_rem uncounted it). */
+		ULT_ST(&sched_tdcnt, ULT_LD(&sched_tdcnt) + 1);
+		TD_SET_RUNNING(newtd);
+		newtd->td_oncpu = cpu;
+		ULT_ST(&curthr[cpu], newtd);
+	} else
+		newtd = choosethread(cpu);
+	mtx_unlock(&sched_lock);
+	*mtxp = TD_IS_IDLETHREAD(td) || TD_ON_RUNQ(td) ? &sched_lock : mtx;
+	return (newtd);
+}
+
+static struct thread *
+bsd_throw(struct thread *td)
+{
+	int cpu = mach_curcpu();
+	struct thread *newtd;
+
+	ULT_ST(&sched_tdcnt, ULT_LD(&sched_tdcnt) - 1);
+	td->td_lastcpu = td->td_oncpu;
+	td->td_oncpu = NOCPU;
+	TD_SET_CAN_RUN(td);
+	thread_lock_block(td);
+	newtd = choosethread(cpu);
+	mtx_unlock(&sched_lock);
+	return (newtd);
+}
+
+static void
+bsd_clock(int cpu, int cnt)
+{
+	int now = mach_ticks();
+	struct thread *td;
+	struct td_sched *ts;
+
+	mtx_lock(&sched_lock);
+	if (cpu == 0) {
+		if (now - next_loadav >= 0) {
+			next_loadav = now + LOADAV_TICKS;
+			loadav();
+		}
+		if (now - next_schedcpu >= 0) {
+			next_schedcpu = now + ULT_HZ;
+			schedcpu(now);
+		}
+	}
+	td = ULT_LD(&curthr[cpu]);
+	/* Mid-switch (see sched_ule's clock): not charged. */
+	if (TD_IS_IDLETHREAD(td) || ULT_LD(&td->td_lock) != &sched_lock)
+		goto out;
+	ts = ts_of(td);
+	for (int i = 0; i < cnt; i++) {
+		ts->ts_cpticks++;
+		ts->ts_estcpu = ESTCPULIM(ts->ts_estcpu + 1, iew());
+		if (ts->ts_estcpu % iew() == 0) {
+			resetpriority(td);
+			if (td->td_priority >= PRI_MIN_TIMESHARE &&
+			    td->td_priority <= PRI_MAX_TIMESHARE)
+				bsd_prio(td, td->td_user_pri);
+		}
+	}
+	if (td->td_pri_class & PRI_FIFO_BIT)
+		goto out;
+	ts->ts_slice -= cnt;
+	if (ts->ts_slice <= 0) {
+		ts->ts_slice = ULT_LD(&sched_slice);
+		td->td_flags |= TDF_SLICEEND;
+		mach_ast(td, cpu);
+	}
+out:
+	mtx_unlock(&sched_lock);
+}
+
+static void
+updatepri(struct thread *td, int slptime)
+{
+	struct td_sched *ts = ts_of(td);
+	int loadfac = 2 * ldavg, newcpu;
+
+	/* The units mix seconds and fixed point, as they always have. */
+	if (slptime > 5 * loadfac) {
+		ts->ts_estcpu = 0;
+		return;
+	}
+	newcpu = ts->ts_estcpu;
+	slptime--;
+	while (newcpu && --slptime > 0)
+		newcpu = decay_cpu(loadfac, newcpu);
+	ts->ts_estcpu = newcpu;
+}
+
+static void
+bsd_sleep(struct thread *td, int prio)
+{
+	td->td_slptick = mach_ticks();
+	if (prio != 0 && PRI_BASE(td->td_pri_class) == PRI_TIMESHARE)
+		bsd_prio(td, prio);
+}
+
+static void
+bsd_wakeup(struct thread *td, int srqflags)
+{
+	struct td_sched *ts = ts_of(td);
+	int now = mach_ticks();
+	int slptime = td->td_slptick ? (now - td->td_slptick) / ULT_HZ : 0;
+
+	if (slptime > 1) {
+		updatepri(td, slptime);
+		resetpriority(td);
+	}
+	pctcpu_decay(ts, now);
+	td->td_slptick = 0;
+	ts->ts_slice = ULT_LD(&sched_slice);
+	bsd_add(td, SRQ_BORING | srqflags);
+}
+
+static void
+bsd_preempt(struct thread *td)
+{
+	struct thread *best = runq_best(td->td_oncpu);
+
+	if (best != NULL && best->td_priority < td->td_priority)
+		ULT_ST(&td->td_owepreempt, 1);
+}
+
+static void
+bsd_thread_init(struct thread *td)
+{
+	struct td_sched *ts = ts_of(td);
+
+	memset(ts, 0, sizeof(*ts));
+	ts->ts_runq = -1;
+	ts->ts_cpu = NOCPU;
+	ts->ts_pctstamp = mach_ticks();
+	ts->ts_slice = ULT_LD(&sched_slice);
+	td->td_pri_class = PRI_TIMESHARE;
+	td->td_nice = 0;
+	td->td_lend_user_pri = PRI_MAX;
+	td->td_oncpu = td->td_lastcpu = NOCPU;
+	td->td_pinned = 0;
+	td->td_flags &= TDF_IDLETD;
+	resetpriority(td);
+	td->td_priority = td->td_base_pri = td->td_user_pri;
+}
+
+static void
+bsd_idle_init(struct thread *td, int cpu)
+{
+	bsd_thread_init(td);
+	td->td_flags |= TDF_IDLETD;
+	td->td_pri_class = PRI_IDLE;
+	td->td_priority = td->td_base_pri = td->td_user_pri =
+	    td->td_base_user_pri = PRI_MAX_IDLE;
+	td->td_pinned = 1;
+	td->td_oncpu = cpu;
+	ULT_ST(&td->td_lock, &sched_lock);
+	TD_SET_RUNNING(td);
+	idlethr[cpu] = td;
+	ULT_ST(&curthr[cpu], td);
+}
+
+/* The child copies estcpu and starts with a one-tick slice. */
+static void
+bsd_fork(struct thread *td, struct thread *child)
+{
+	struct td_sched *ts2 = ts_of(child);
+
+	child->td_oncpu = child->td_lastcpu = NOCPU;
+	ULT_ST(&child->td_lock, &sched_lock);
+	ts2->ts_flags = 0;
+	ts2->ts_slice = 1;
+	ts2->ts_pctstamp = mach_ticks();
+	if (td != NULL) {
+		ts2->ts_estcpu = ts_of(td)->ts_estcpu;
+		child->td_pri_class = td->td_pri_class;
+		child->td_nice = td->td_nice;
+	}
+	resetpriority(child);
+	child->td_priority = child->td_base_pri = child->td_user_pri;
+}
+
+static void
+bsd_exit(struct thread *td, struct thread *child)
+{
+	struct td_sched *ts = ts_of(td);
+
+	ts->ts_estcpu =
+	    ESTCPULIM(ts->ts_estcpu + ts_of(child)->ts_estcpu, iew());
+	resetpriority(td);
+}
+
+static void
+bsd_unbind(struct thread *td)
+{
+	struct td_sched *ts = ts_of(td);
+
+	if (!(ts->ts_flags & TSF_BOUND))
+		return;
+	ts->ts_flags &= ~TSF_BOUND;
+	td->td_pinned--;
+}
+
+static int
+bsd_bind(struct thread *td, int cpu)
+{
+	struct td_sched *ts = ts_of(td);
+
+	bsd_unbind(td);
+	ts->ts_flags |= TSF_BOUND;
+	ts->ts_cpu = cpu;
+	td->td_pinned++;
+	if (TD_ON_RUNQ(td)) {
+		if (ts->ts_runq != cpu) {
+			runq_take(td);
+			runq_put(td, 0);
+			kick_other_cpu(td->td_priority, cpu);
+		}
+		return (0);
+	}
+	if (TD_IS_RUNNING(td) && td->td_oncpu != cpu) {
+		mach_ast(td, td->td_oncpu);
+		return (1);
+	}
+	return (0);
+}
+
+static int
+bsd_is_bound(struct thread *td)
+{
+	return ((ts_of(td)->ts_flags & TSF_BOUND) != 0);
+}
+
+static int
+bsd_idle_poll(int cpu, struct sched_idle *st)
+{
+	(void)st;
+	return (runnable_for(cpu) ? SCHED_IDLE_RUN : SCHED_IDLE_SLEEP);
+}
+
+/* The fence pairs with the one in forward_wakeup/kick_other_cpu. */
+static int
+bsd_idle_enter(int cpu, struct sched_idle *st)
+{
+	st->busy = 0;
+	ULT_ST(&cpu_idle[cpu], 1);
+	ULT_FENCE();
+	if (runnable_for(cpu)) {
+		ULT_ST(&cpu_idle[cpu], 0);
+		return (1);
+	}
+	return (0);
+}
+
+static void
+bsd_idle_exit(int cpu, struct sched_idle *st)
+{
+	(void)st;
+	ULT_ST(&cpu_idle[cpu], 0);
+}
+
+static int
+bsd_idle_spins(void)
+{
+	return (0);
+}
+
+static int
+bsd_load(int cpu)
+{
+	return (runnable_for(cpu));
+}
+
+static void
+bsd_thread_stats(struct thread *td, struct sched_thread_stats *st)
+{
+	struct td_sched *ts = ts_of(td);
+
+	st->interact_score = -1;
+	st->pctcpu = ts->ts_pctcpu > FSCALE ? FSCALE : ts->ts_pctcpu;
+	st->cpu = (ts->ts_flags & TSF_BOUND) ? ts->ts_cpu : td->td_lastcpu;
+	if (st->cpu == NOCPU)
+		st->cpu = 0;
+}
+
+static void
+bsd_cpu_stats(int cpu, struct sched_cpu_stats *st)
+{
+	struct thread *cur = ULT_LD(&curthr[cpu]);
+
+	st->load = !TD_IS_IDLETHREAD(cur) + ULT_LD(&runq_length[cpu]);
+	st->transferable = ULT_LD(&runq_global_len);
+	st->lowpri = cur->td_priority;
+	st->steals = 0;
+	/* One lock for all CPUs: reported once, on CPU 0. */
+	st->lock_contended = cpu == 0 ? ULT_LD(&sched_lock.mtx_contended) : 0;
+}
+
+static int
+bsd_init(void)
+{
+	ncpu = mach_ncpu();
+	runq_init(&runq);
+	runq_pcpu = ult__zalloc_cl((size_t)ncpu, sizeof(*runq_pcpu));
+	runq_length = calloc((size_t)ncpu, sizeof(*runq_length));
+	curthr = calloc((size_t)ncpu, sizeof(*curthr));
+	idlethr = calloc((size_t)ncpu, sizeof(*idlethr));
+	cpu_idle = calloc((size_t)ncpu, sizeof(*cpu_idle));
+	if (runq_pcpu == NULL || runq_length == NULL || curthr == NULL ||
+	    idlethr == NULL || cpu_idle == NULL)
+		return (ENOMEM);
+	for (int c = 0; c < ncpu; c++)
+		runq_init(&runq_pcpu[c]);
+	mtx_init(&sched_lock, "sched_lock");
+	ULT_ST(&runq_global_len, 0);
+	ULT_ST(&sched_tdcnt, 0);
+	ldavg = 0;
+	next_loadav = mach_ticks() + LOADAV_TICKS;
+	next_schedcpu = mach_ticks() + ULT_HZ;
+	return (0);
+}
+
+static void
+bsd_fini(void)
+{
+	free(runq_pcpu);
+	free(runq_length);
+	free(curthr);
+	free(idlethr);
+	free(cpu_idle);
+	runq_pcpu = NULL;
+	runq_length = NULL;
+	curthr = NULL;
+	idlethr = NULL;
+	cpu_idle = NULL;
+}
+
+/* Queued threads counted twice or lost, with sched_lock held. */
+static const char *
+bsd_check(void)
+{
+	int queued = 0, running = 0;
+
+	for (int q = -1; q < ncpu; q++) {
+		struct runq *rq = rq_of(q);
+
+		for (int i = 0; i < RQ_NQS; i++) {
+			struct ult__list *n;
+
+			ULT_LIST_FOREACH (n, &rq->rq_queues[i])
+				queued++;
+		}
+	}
+	for (int c = 0; c < ncpu; c++)
+		running += !TD_IS_IDLETHREAD(ULT_LD(&curthr[c]));
+	if (queued + running < ULT_LD(&sched_tdcnt) - ncpu ||
+	    queued > ULT_LD(&sched_tdcnt))
+		return ("sched_tdcnt does not match the queues");
+	return (NULL);
+}
+
+/* For the policy tests: a thread's estcpu and the load average. */
+int
+ult__4bsd_estcpu(struct thread *td)
+{
+	return (ts_of(td)->ts_estcpu);
+}
+
+int
+ult__4bsd_ldavg(void)
+{
+	return (ldavg);
+}
+
+static long
+quantum_get(void)
+{
+	return ((long)(1000000 / ULT_STATHZ) * ULT_LD(&sched_slice));
+}
+
+static int
+quantum_set(long v)
+{
+	long period = 1000000 / ULT_STATHZ, slice;
+
+	if (v <= 0 || v > 1000000000L)
+		return (EINVAL);
+	slice = (v + period / 2) / period;
+	ULT_ST(&sched_slice, (int)(slice < 1 ? 1 : slice));
+	return (0);
+}
+
+static long
+one_get(void)
+{
+	return (1);
+}
+
+static long
+ccpu_get(void)
+{
+	return (CCPU);
+}
+
+static long
+ldavg_get(void)
+{
+	return (ldavg);
+}
+
+static const struct sched_tunable bsd_tunables[] = {
+    {"kern.sched.quantum", NULL, 0, 0, quantum_get, quantum_set},
+    {"kern.sched.slice", &sched_slice, 1, 1000000, NULL, NULL},
+    {"kern.sched.runq_fuzz", NULL, 0, 0, one_get, NULL},
+    {"kern.sched.preemption", NULL, 0, 0, one_get, NULL},
+    {"kern.ccpu", NULL, 0, 0, ccpu_get, NULL},
+    {"vm.loadavg.1min", NULL, 0, 0, ldavg_get, NULL},
+    {NULL, NULL, 0, 0, NULL, NULL},
+};
+
+const struct sched_ops ult__sched_4bsd = {
+    .name = "4BSD",
+    .init = bsd_init,
+    .fini = bsd_fini,
+    .thread_init = bsd_thread_init,
+    .idle_init = bsd_idle_init,
+    .fork = bsd_fork,
+    .exit = bsd_exit,
+    .add = bsd_add,
+    .rem = bsd_rem,
+    .switch_ = bsd_switch,
+    .throw_ = bsd_throw,
+    .sleep = bsd_sleep,
+    .wakeup = bsd_wakeup,
+    .clock = bsd_clock,
+    .preempt = bsd_preempt,
+    .userret = bsd_userret,
+    .nice = bsd_nice,
+    .prio = bsd_prio,
+    .lend_prio = bsd_lend_prio,
+    .unlend_prio = bsd_unlend_prio,
+    .set_class = bsd_set_class,
+    .bind = bsd_bind,
+    .unbind = bsd_unbind,
+    .is_bound = bsd_is_bound,
+    .idle_poll = bsd_idle_poll,
+    .idle_enter = bsd_idle_enter,
+    .idle_exit = bsd_idle_exit,
+    .idle_spins = bsd_idle_spins,
+    .load = bsd_load,
+    .thread_stats = bsd_thread_stats,
+    .cpu_stats = bsd_cpu_stats,
+    .tunables = bsd_tunables,
+    .check = bsd_check,
+};
