@@ -26,5 +26,11 @@ report="$out/report.md"
 	echo '```'
 	"$build/bench/sync" $mode
 	echo '```'
+	echo
+	echo "## threads (sysbench threads, sched_ule vs sched_4bsd)"
+	echo
+	echo '```'
+	"$build/bench/threads" $mode
+	echo '```'
 } | tee "$report"
 echo "report: $report"

@@ -198,6 +198,9 @@ struct ult_cpu_info {
 	uint64_t idle_ns, busy_ns;
 	uint64_t preemptions; /* uthreads switched out by the signal */
 	uint64_t owed;	      /* preemptions deferred to a safe point */
+	/* scheduler-lock acquisitions that had to wait: this CPU's run
+	 * queue under ULE; the one global lock under 4BSD (on CPU 0) */
+	uint64_t sched_lock_waits;
 };
 
 /* Errors: ENXIO; EINVAL cpu out of range or out NULL. */

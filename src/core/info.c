@@ -81,6 +81,7 @@ ult_cpu_info(int cpu, struct ult_cpu_info *out)
 	out->load = st.load;
 	out->switches = ULT_LD(&w->nswitch);
 	out->steals = st.steals;
+	out->sched_lock_waits = st.lock_contended;
 	out->idle_ns = ULT_LD(&w->idle_ns);
 	out->busy_ns = ULT_LD(&w->busy_ns);
 	out->preemptions = ULT_LD(&w->npreempt);

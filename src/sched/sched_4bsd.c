@@ -845,28 +845,39 @@ bsd_fini(void)
 	cpu_idle = NULL;
 }
 
-/* Queued threads counted twice or lost, with sched_lock held. */
+/* Queued threads counted twice or lost; takes sched_lock. */
 static const char *
 bsd_check(void)
 {
-	int queued = 0, running = 0;
+	const char *err = NULL;
+	int queued = 0, running = 0, len = 0;
 
+	mtx_lock(&sched_lock);
 	for (int q = -1; q < ncpu; q++) {
 		struct runq *rq = rq_of(q);
 
 		for (int i = 0; i < RQ_NQS; i++) {
 			struct ult__list *n;
 
-			ULT_LIST_FOREACH (n, &rq->rq_queues[i])
+			ULT_LIST_FOREACH (n, &rq->rq_queues[i]) {
+				if (!TD_ON_RUNQ(runq_thread(n)))
+					err = "a queued thread not TDS_RUNQ";
 				queued++;
+			}
 		}
+		len +=
+		    q < 0 ? ULT_LD(&runq_global_len) : ULT_LD(&runq_length[q]);
 	}
 	for (int c = 0; c < ncpu; c++)
 		running += !TD_IS_IDLETHREAD(ULT_LD(&curthr[c]));
-	if (queued + running < ULT_LD(&sched_tdcnt) - ncpu ||
-	    queued > ULT_LD(&sched_tdcnt))
-		return ("sched_tdcnt does not match the queues");
-	return (NULL);
+	if (len != queued)
+		err = "queue lengths do not match the queues";
+	/* Threads mid-switch are counted but neither queued nor current. */
+	if (queued > ULT_LD(&sched_tdcnt) ||
+	    queued + running > ULT_LD(&sched_tdcnt) + ncpu)
+		err = "sched_tdcnt does not match the queues";
+	mtx_unlock(&sched_lock);
+	return (err);
 }
 
 /* For the policy tests: a thread's estcpu and the load average. */
