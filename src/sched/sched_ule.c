@@ -361,6 +361,7 @@ ule_throw(struct thread *td)
 	tdq_load_rem(tdq);
 	td->td_lastcpu = td->td_oncpu;
 	td->td_oncpu = NOCPU;
+	ULT_ST(&tdq->tdq_owepreempt, 0); /* as ule_switch: this is a switch */
 	TD_SET_CAN_RUN(td);
 	thread_lock_block(td);
 	newtd = choosethread(tdq);

@@ -291,7 +291,11 @@ tdq_notify(struct tdq *tdq, int lowpri)
 	struct thread *cur;
 	int cpu = TDQ_ID(tdq);
 
-	if (ULT_LD(&tdq->tdq_owepreempt))
+	/* A preemption already requested covers this thread too, unless
+	 * that CPU has gone idle since: the kernel's idle CPU would have
+	 * taken the IPI and cleared the flag; ours may be parked with it. */
+	if (ULT_LD(&tdq->tdq_owepreempt) &&
+	    ULT_LD(&tdq->tdq_curthread) != tdq->tdq_idlethread)
 		return;
 	if (!sched_shouldpreempt(TDQ_LOWPRI(tdq), lowpri, 1))
 		return;
