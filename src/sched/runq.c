@@ -3,6 +3,10 @@
  * with one count-trailing-zeros instruction.
  */
 #include "runq.h"
+
+#if defined(__SANITIZE_THREAD__)
+atomic_int ult__tsan_fence;
+#endif
 #include "sched.h"
 
 void
