@@ -228,8 +228,9 @@ int ult_sysctl(const char *name, long *oldval, const long *newval);
  * calls are restarted (SA_RESTART), except those Linux never restarts
  * (nanosleep, poll, epoll_wait, ...), which may fail with EINTR.  SIGURG
  * sent by the application is passed to the handler installed before
- * ult_init.  Static executables and ThreadSanitizer builds run without
- * asynchronous preemption (a message says so for the former).
+ * ult_init.  Static executables and ThreadSanitizer or AddressSanitizer
+ * builds run without asynchronous preemption (a message says so for the
+ * former).
  */
 
 /* Also preempt while the PC is inside a loaded library whose path

@@ -27,7 +27,7 @@ init_cfg(int ncpu, int preempt)
 static int
 preempt_available(void)
 {
-#if defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 	return (0);
 #else
 	return (1);

@@ -357,9 +357,12 @@ ult__preempt_init(void)
 	ult__preempt_shim_link();
 	if (ult__rt.preempt <= 0)
 		return (0);
-#if defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 	/* TSan defers signal handlers to its own safe points, where a
-	 * context switch inside the handler is not possible. */
+	 * context switch inside the handler is not possible; ASan's fiber
+	 * bookkeeping was seen to trip ("fiber switch while in fiber
+	 * switch") on switches made from the handler.  Both sanitizers run
+	 * everything else with preemption off. */
 	ult__rt.preempt = -1;
 	return (0);
 #endif
