@@ -255,7 +255,9 @@ test_fork_join_depth_first(void)
 	printf("max live threads: 1 worker %ld child-first, %ld without; "
 	       "2 workers %ld child-first\n",
 	    dfs1, bfs1, dfs2);
-	CHECK(dfs1 >= 5 && dfs1 <= 100);
+	/* Slice ends interleave the tree a little; under a sanitizer, which
+	 * slows the code 10-50x, more of them fall inside it. */
+	CHECK(dfs1 >= 5 && dfs1 <= 100 * TEST_SCALE);
 	CHECK(bfs1 > 1000);
 	CHECK(dfs2 < 1111);
 }

@@ -91,6 +91,23 @@ decay_cpu(int loadfac, int cpu)
 	return ((int)(((int64_t)loadfac * cpu) / (loadfac + FSCALE)));
 }
 
+/*
+ * Another CPU's current thread is read under sched_lock, but its priority
+ * may be changed meanwhile by lends made under other locks, and it may be
+ * the idle thread: compare pointers, load priorities atomically.
+ */
+static inline int
+pri_of(struct thread *td)
+{
+	return (__atomic_load_n(&td->td_priority, __ATOMIC_RELAXED));
+}
+
+static inline int
+cpu_is_idle(int cpu)
+{
+	return (ULT_LD(&curthr[cpu]) == idlethr[cpu]);
+}
+
 /* ---- queues ------------------------------------------------------ */
 
 static struct runq *
@@ -208,7 +225,7 @@ maybe_resched(struct thread *td, int cpu)
 	if (cpu < 0)
 		return;
 	cur = ULT_LD(&curthr[cpu]);
-	if (td->td_priority < cur->td_priority)
+	if (pri_of(td) < pri_of(cur))
 		mach_ast(cur, cpu);
 }
 
@@ -338,8 +355,7 @@ schedcpu(int now)
 		struct thread *td = ULT_LD(&curthr[c]);
 
 		schedcpu_queue(&runq_pcpu[c], loadfac, now);
-		if (!TD_IS_IDLETHREAD(td) &&
-		    ULT_LD(&td->td_lock) == &sched_lock)
+		if (td != idlethr[c] && ULT_LD(&td->td_lock) == &sched_lock)
 			schedcpu_thread(td, loadfac, now);
 	}
 }
@@ -379,8 +395,8 @@ resched_worst(int pri)
 	for (int c = 0; c < ncpu; c++) {
 		struct thread *cur = ULT_LD(&curthr[c]);
 
-		if (cur->td_priority > wp) {
-			wp = cur->td_priority;
+		if (pri_of(cur) > wp) {
+			wp = pri_of(cur);
 			worst = c;
 		}
 	}
@@ -394,11 +410,11 @@ kick_other_cpu(int pri, int cpu)
 	struct thread *cur = ULT_LD(&curthr[cpu]);
 
 	ULT_FENCE();
-	if (TD_IS_IDLETHREAD(cur)) {
+	if (cur == idlethr[cpu]) {
 		mach_cpu_idle_wakeup(cpu);
 		return;
 	}
-	if (pri < cur->td_priority)
+	if (pri < pri_of(cur))
 		mach_ast(cur, cpu);
 }
 
@@ -427,9 +443,9 @@ add_locked(struct thread *td, int flags)
 	cur = ULT_LD(&curthr[self]);
 	/* maybe_preempt: only onto an idle-class thread (no interrupt
 	 * priorities here); otherwise maybe_resched. */
-	if (td->td_priority < cur->td_priority) {
+	if (td->td_priority < pri_of(cur)) {
 		mach_ast(cur, self);
-		if (cur->td_priority >= PRI_MIN_IDLE && !TD_IS_INHIBITED(cur) &&
+		if (pri_of(cur) >= PRI_MIN_IDLE && !TD_IS_INHIBITED(cur) &&
 		    ULT_LD(&cur->td_lock) == &sched_lock)
 			ULT_ST(&cur->td_owepreempt, 1);
 	}
@@ -482,6 +498,13 @@ bsd_switch(struct thread *td, struct thread *newtd, int flags,
 	int cpu = mach_curcpu();
 	struct mtx *mtx;
 
+	mtx = thread_lock_block(td);
+	if (mtx != &sched_lock) {
+		/* Going to sleep or to a turnstile: mtx is that lock.  The
+		 * clock writes td's flags under sched_lock: take it first. */
+		mtx_unlock(mtx);
+		mtx_lock(&sched_lock);
+	}
 	td->td_lastcpu = td->td_oncpu;
 	td->td_oncpu = NOCPU;
 	td->td_flags &= ~TDF_SLICEEND;
@@ -489,12 +512,6 @@ bsd_switch(struct thread *td, struct thread *newtd, int flags,
 		atomic_fetch_and_explicit(&td->td_ast, ~TDA_SCHED,
 		    memory_order_relaxed);
 	ULT_ST(&td->td_owepreempt, 0);
-	mtx = thread_lock_block(td);
-	if (mtx != &sched_lock) {
-		/* Going to sleep or to a turnstile: mtx is that lock. */
-		mtx_unlock(mtx);
-		mtx_lock(&sched_lock);
-	}
 	if (TD_IS_IDLETHREAD(td)) {
 		TD_SET_CAN_RUN(td);
 	} else if (TD_IS_RUNNING(td)) {
@@ -508,6 +525,9 @@ bsd_switch(struct thread *td, struct thread *newtd, int flags,
 	} else {
 		ULT_ST(&sched_tdcnt, ULT_LD(&sched_tdcnt) - 1);
 	}
+	/* Decided before sched_lock is dropped: another CPU may take td
+	 * from the global queue at once. */
+	*mtxp = TD_IS_IDLETHREAD(td) || TD_ON_RUNQ(td) ? &sched_lock : mtx;
 	if (newtd != NULL) {
 		/* Taken off a queue by the caller (bsd_rem uncounted it). */
 		ULT_ST(&sched_tdcnt, ULT_LD(&sched_tdcnt) + 1);
@@ -517,7 +537,6 @@ bsd_switch(struct thread *td, struct thread *newtd, int flags,
 	} else
 		newtd = choosethread(cpu);
 	mtx_unlock(&sched_lock);
-	*mtxp = TD_IS_IDLETHREAD(td) || TD_ON_RUNQ(td) ? &sched_lock : mtx;
 	return (newtd);
 }
 
@@ -557,7 +576,7 @@ bsd_clock(int cpu, int cnt)
 	}
 	td = ULT_LD(&curthr[cpu]);
 	/* Mid-switch (see sched_ule's clock): not charged. */
-	if (TD_IS_IDLETHREAD(td) || ULT_LD(&td->td_lock) != &sched_lock)
+	if (td == idlethr[cpu] || ULT_LD(&td->td_lock) != &sched_lock)
 		goto out;
 	ts = ts_of(td);
 	for (int i = 0; i < cnt; i++) {
@@ -798,9 +817,9 @@ bsd_cpu_stats(int cpu, struct sched_cpu_stats *st)
 {
 	struct thread *cur = ULT_LD(&curthr[cpu]);
 
-	st->load = !TD_IS_IDLETHREAD(cur) + ULT_LD(&runq_length[cpu]);
+	st->load = (cur != idlethr[cpu]) + ULT_LD(&runq_length[cpu]);
 	st->transferable = ULT_LD(&runq_global_len);
-	st->lowpri = cur->td_priority;
+	st->lowpri = pri_of(cur);
 	st->steals = 0;
 	/* One lock for all CPUs: reported once, on CPU 0. */
 	st->lock_contended = cpu == 0 ? ULT_LD(&sched_lock.mtx_contended) : 0;
@@ -869,7 +888,7 @@ bsd_check(void)
 		    q < 0 ? ULT_LD(&runq_global_len) : ULT_LD(&runq_length[q]);
 	}
 	for (int c = 0; c < ncpu; c++)
-		running += !TD_IS_IDLETHREAD(ULT_LD(&curthr[c]));
+		running += !cpu_is_idle(c);
 	if (len != queued)
 		err = "queue lengths do not match the queues";
 	/* Threads mid-switch are counted but neither queued nor current. */
