@@ -258,6 +258,9 @@ test_fork_join_depth_first(void)
 	/* Slice ends interleave the tree a little; under a sanitizer, which
 	 * slows the code 10-50x, more of them fall inside it. */
 	CHECK(dfs1 >= 5 && dfs1 <= 100 * TEST_SCALE);
-	CHECK(bfs1 > 1000);
+	/* Without child-first the tree unfolds breadth first: nearly every
+	 * thread is alive at once (fewer under a sanitizer, where leaves
+	 * may finish before the spawner is done). */
+	CHECK(bfs1 > (TEST_SCALE > 1 ? 2 * dfs1 : 1000));
 	CHECK(dfs2 < 1111);
 }
