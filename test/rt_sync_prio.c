@@ -354,8 +354,12 @@ sync_errors(void *arg)
 	CHECK_EQ(ult_barrier_wait(&b), ULT_BARRIER_SERIAL_THREAD);
 	CHECK_EQ(ult_barrier_init(&b, 2), 0);
 	CHECK_EQ(ult_spawn(&t, NULL, bar_wait, &b), 0);
-	while (ult_barrier_destroy(&b) == 0) { /* not waited on yet */
-		CHECK_EQ(ult_barrier_init(&b, 2), 0);
+	for (;;) { /* until the waiter is blocked in the barrier */
+		struct ult_thread_info ti;
+
+		CHECK_EQ(ult_thread_info(t, &ti), 0);
+		if (ti.state == ULT_STATE_SLEEPING)
+			break;
 		ult_yield();
 	}
 	CHECK_EQ(ult_barrier_destroy(&b), EBUSY);
