@@ -35,8 +35,9 @@ struct ult_config {
 			       or "ule"; unknown: ult_init fails EINVAL */
 	size_t stack_size;  /* default uthread stack; 0: ULT_STACK_SIZE or
 			       256 KiB.  At least ULT_STACK_MIN. */
-	int preempt;	    /* 0: default (on), >0 on, <0 off; ULT_PREEMPT=0
-			       turns the default off.  See "Preemption". */
+	int preempt;	    /* 0: default (off for now), >0 on, <0 off;
+			       ULT_PREEMPT=1 turns the default on.  See
+			       "Preemption". */
 };
 
 #define ULT_MAXCPU 256
@@ -216,7 +217,8 @@ int ult_cpu_info(int cpu, struct ult_cpu_info *out);
 int ult_sysctl(const char *name, long *oldval, const long *newval);
 
 /*
- * Preemption.  With preemption on (the default), a uthread that runs past
+ * Preemption.  With preemption on (opt-in for now: a rare hang under
+ * preemption is still being investigated), a uthread that runs past
  * its slice, or that a better thread should displace, is interrupted by a
  * signal (SIGURG) and switched out at once, its registers and FP/vector
  * state kept.  It is never interrupted inside the runtime, inside libc or

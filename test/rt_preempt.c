@@ -74,7 +74,7 @@ test_preempt_two_hogs(void)
 
 	if (!preempt_available())
 		SKIP("no asynchronous preemption in this build");
-	init_cfg(1, 0);
+	init_cfg(1, 1);
 	atomic_store(&stop, 0);
 	ult_attr_init(&a);
 	CHECK_EQ(ult_spawn(&t[0], &a, hog, &c[0]), 0);
@@ -163,7 +163,7 @@ test_preempt_interactive(void)
 
 	if (!preempt_available())
 		SKIP("no asynchronous preemption in this build");
-	init_cfg(1, 0);
+	init_cfg(1, 1);
 	atomic_store(&stop, 0);
 	ult_attr_init(&a);
 	for (int i = 0; i < 10; i++) {
@@ -242,7 +242,7 @@ test_class_realtime_idle(void)
 
 	if (!preempt_available())
 		SKIP("no asynchronous preemption in this build");
-	init_cfg(1, 0);
+	init_cfg(1, 1);
 	atomic_store(&stop, 0);
 	/* Realtime: a timeshare hog makes no progress while it runs. */
 	CHECK_EQ(ult_spawn(&ts, NULL, hog, &ts_count), 0);
@@ -290,7 +290,7 @@ test_class_errors(void)
 	int cls, prio;
 
 	CHECK_EQ(ult_setclass(NULL, ULT_CLASS_REALTIME, 0), ENXIO);
-	init_cfg(0, 0);
+	init_cfg(0, 1);
 	ult_attr_init(&a);
 	a.cls = 7;
 	CHECK_EQ(ult_spawn(&t, &a, hog, NULL), EINVAL);
@@ -381,7 +381,7 @@ test_preempt_libc_heavy(void)
 		SKIP("no asynchronous preemption in this build");
 	devnull = fopen("/dev/null", "w");
 	CHECK(devnull != NULL);
-	init_cfg(0, 0);
+	init_cfg(0, 1);
 	set_sysctl("kern.sched.slice", 1);
 	atomic_store(&stop, 0);
 	pm_counter = 0;
@@ -445,7 +445,7 @@ test_preempt_errno(void)
 	if (!preempt_available())
 		SKIP("no asynchronous preemption in this build");
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 0 : 2;
-	init_cfg(ncpu, 0);
+	init_cfg(ncpu, 1);
 	set_sysctl("kern.sched.slice", 1);
 	atomic_store(&stop, 0);
 	for (int i = 0; i < 2; i++)
@@ -506,7 +506,7 @@ test_schedctl(void)
 
 	if (!preempt_available())
 		SKIP("no asynchronous preemption in this build");
-	init_cfg(1, 0);
+	init_cfg(1, 1);
 	set_sysctl("kern.sched.slice", 1);
 	set_sysctl("ult.schedctl_bound_us", 100000);
 	atomic_store(&stop, 0);
@@ -555,7 +555,7 @@ test_preempt_no_eintr(void)
 	if (!preempt_available())
 		SKIP("no asynchronous preemption in this build");
 	CHECK_EQ(pipe(pipefd), 0);
-	init_cfg(1, 0);
+	init_cfg(1, 1);
 	set_sysctl("kern.sched.slice", 1);
 	atomic_store(&stop, 0);
 	CHECK_EQ(ult_spawn(&r, NULL, reader, NULL), 0);
