@@ -31,6 +31,7 @@
 #include "machine.h"
 #include "runq.h"
 #include "sched.h"
+#include "sched_lend.h"
 
 #define NICE_WEIGHT 1
 #define ESTCPULIM(e, iew) ((e) < 37 * (iew)-1 ? (e) : 37 * (iew)-1)
@@ -185,10 +186,7 @@ set_priority(struct thread *td, int prio)
 static void
 bsd_prio(struct thread *td, int prio)
 {
-	td->td_base_pri = (uint8_t)prio;
-	if ((td->td_flags & TDF_BORROWING) && td->td_priority < prio)
-		return;
-	set_priority(td, prio);
+	sched_common_prio(td, prio, set_priority);
 }
 
 static void
@@ -242,25 +240,13 @@ resetpriority_thread(struct thread *td)
 static void
 bsd_lend_prio(struct thread *td, int prio)
 {
-	td->td_flags |= TDF_BORROWING;
-	set_priority(td, prio);
+	sched_common_lend(td, prio, set_priority);
 }
 
 static void
 bsd_unlend_prio(struct thread *td, int prio)
 {
-	int base;
-
-	if (td->td_base_pri >= PRI_MIN_TIMESHARE &&
-	    td->td_base_pri <= PRI_MAX_TIMESHARE)
-		base = td->td_user_pri;
-	else
-		base = td->td_base_pri;
-	if (prio >= base) {
-		td->td_flags &= ~TDF_BORROWING;
-		set_priority(td, base);
-	} else
-		bsd_lend_prio(td, prio);
+	sched_common_unlend(td, prio, set_priority);
 }
 
 static void
@@ -280,10 +266,7 @@ bsd_set_class(struct thread *td, int cls)
 static void
 bsd_userret(struct thread *td)
 {
-	td->td_base_pri = td->td_user_pri;
-	if ((td->td_flags & TDF_BORROWING) && td->td_priority < td->td_user_pri)
-		return;
-	td_set_pri(td, td->td_user_pri);
+	(void)sched_common_userret(td);
 }
 
 /* pctcpu forgets 1 - ccpu of itself each second. */

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "../util/mem.h"
+#include "sched_lend.h"
 #include "sched_ule.h"
 
 /* Tunables, with FreeBSD's defaults at hz = 1000, stathz = 127. */
@@ -421,36 +422,19 @@ sched_thread_priority(struct thread *td, int prio)
 static void
 ule_lend_prio(struct thread *td, int prio)
 {
-	td->td_flags |= TDF_BORROWING;
-	sched_thread_priority(td, prio);
+	sched_common_lend(td, prio, sched_thread_priority);
 }
 
-/* prio is the best priority still needed by waiters on locks td holds. */
 static void
 ule_unlend_prio(struct thread *td, int prio)
 {
-	int base;
-
-	if (td->td_base_pri >= PRI_MIN_TIMESHARE &&
-	    td->td_base_pri <= PRI_MAX_TIMESHARE)
-		base = td->td_user_pri;
-	else
-		base = td->td_base_pri;
-	if (prio >= base) {
-		td->td_flags &= ~TDF_BORROWING;
-		sched_thread_priority(td, base);
-	} else
-		ule_lend_prio(td, prio);
+	sched_common_unlend(td, prio, sched_thread_priority);
 }
 
 static void
 ule_prio(struct thread *td, int prio)
 {
-	td->td_base_pri = (uint8_t)prio;
-	/* Never lower a borrowed priority. */
-	if ((td->td_flags & TDF_BORROWING) && td->td_priority < prio)
-		return;
-	sched_thread_priority(td, prio);
+	sched_common_prio(td, prio, sched_thread_priority);
 }
 
 static void
@@ -467,22 +451,12 @@ ule_set_class(struct thread *td, int cls)
 	td->td_pri_class = (uint8_t)cls;
 }
 
-/*
- * Back to user mode: a priority boost from sleeping ends here.  Unlike a
- * kernel thread, a uthread returns to its own code while holding locks,
- * so a lent priority is kept until the lock's release unlends it.
- */
+/* Back to user mode (sched_lend.h); ULE also refreshes tdq_lowpri. */
 static void
 ule_userret(struct thread *td)
 {
-	if ((td->td_flags & TDF_BORROWING) &&
-	    td->td_priority < td->td_user_pri) {
-		td->td_base_pri = td->td_user_pri;
-		return;
-	}
-	td_set_pri(td, td->td_user_pri);
-	td->td_base_pri = td->td_user_pri;
-	tdq_setlowpri(TDQ_CPU(td_get_sched(td)->ts_cpu), td);
+	if (sched_common_userret(td))
+		tdq_setlowpri(TDQ_CPU(td_get_sched(td)->ts_cpu), td);
 }
 
 /*
