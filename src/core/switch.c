@@ -138,7 +138,7 @@ ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
 	struct mtx *mtx;
 
 	account(w, ut, now, flags);
-	if (flags & SW_VOL)
+	if ((flags & SW_VOL) && ut->preempt_pinned) /* rare: out of line */
 		ult__preempt_unpin(ut);
 	w->clk_ns = now;
 	w->clk_valid = 1;
