@@ -111,10 +111,14 @@ finite_hog(void *arg)
 	for (long i = 0; i < 200000000 / TEST_SCALE; i++)
 		atomic_fetch_add_explicit(&run_count[me], 1,
 		    memory_order_relaxed);
-	/* The first to finish sees the other has not started. */
+	/*
+	 * The first to finish sees the other has not started.  Its slice
+	 * ended long ago, and that owed switch is honoured at the next
+	 * runtime entry (as FreeBSD without PREEMPTION switches at the AST
+	 * on return to user), so nivcsw may count one: no assertion on it.
+	 */
 	if (atomic_fetch_add(&done_first, 1) == 0)
 		CHECK_EQ(atomic_load(&run_count[!me]), 0);
-	CHECK_EQ(info(NULL).nivcsw, 0);
 	return (NULL);
 }
 
