@@ -35,9 +35,8 @@ struct ult_config {
 			       or "ule"; unknown: ult_init fails EINVAL */
 	size_t stack_size;  /* default uthread stack; 0: ULT_STACK_SIZE or
 			       256 KiB.  At least ULT_STACK_MIN. */
-	int preempt;	    /* 0: default (off for now), >0 on, <0 off;
-			       ULT_PREEMPT=1 turns the default on.  See
-			       "Preemption". */
+	int preempt;	    /* 0: default (on; ULT_PREEMPT=0 turns it
+			       off), >0 on, <0 off.  See "Preemption". */
 };
 
 #define ULT_MAXCPU 256

@@ -82,9 +82,8 @@ configure(const struct ult_config *cfg, int nos)
 	if (ult__rt.preempt == 0) {
 		if ((r = env_long("ULT_PREEMPT", &v)) < 0)
 			return (EINVAL);
-		/* Off unless asked for while a rare hang under preemption
-		 * is open (see the issue notes); ULT_PREEMPT=1 turns it on. */
-		ult__rt.preempt = (r == 0 && v != 0) ? 1 : -1;
+		/* On unless ULT_PREEMPT=0 says otherwise. */
+		ult__rt.preempt = (r == 0 && v == 0) ? -1 : 1;
 	}
 	return (0);
 }

@@ -14,9 +14,12 @@
  *  - the interrupted PC is in preemptible text: the main executable or a
  *    library registered with ult_preempt_allow_library(), and not the
  *    runtime itself, which lives in its own section (ult_text, made by
- *    objcopy at build time).  Runtime code, libc (malloc's per-thread
- *    caches, stdio's recursive locks) and the handler itself are thereby
- *    excluded; the last makes SA_NODEFER re-entry harmless;
+ *    objcopy at build time), nor the PLT stubs through which the runtime,
+ *    linked into the program, calls libc (a rare hang came from a signal
+ *    landing on one while a worker spun in the switch path).  Runtime
+ *    code, libc (malloc's per-thread caches, stdio's recursive locks) and
+ *    the handler itself are thereby excluded; the last makes SA_NODEFER
+ *    re-entry harmless;
  *  - the uthread holds no pthread mutex (see preempt_shim.c) and is not
  *    inside ult_schedctl_start/stop beyond the deferral bound;
  *  - enough stack is left for another signal frame.
@@ -53,9 +56,15 @@ extern const char __start_ult_text[]
     __attribute__((weak, visibility("hidden")));
 extern const char __stop_ult_text[] __attribute__((weak, visibility("hidden")));
 
+enum range_kind {
+	RANGE_USER, /* the program's or an allowed library's text */
+	RANGE_VDSO, /* clock_gettime and friends: safe unless the runtime's */
+	RANGE_PLT,  /* call stubs the runtime goes through too: never */
+};
+
 struct range {
 	uintptr_t lo, hi;
-	int vdso; /* clock_gettime and friends: safe unless the runtime's */
+	enum range_kind kind;
 };
 
 struct ranges {
@@ -74,10 +83,37 @@ static int handler_installed;
 atomic_int ult__preempt_migrate;
 atomic_int ult__schedctl_bound_us;
 
+#define NRANGES 256
+
 struct build {
-	struct range r[256];
-	int n, first;
+	struct range r[NRANGES];
+	int n, first, err;
 };
+
+/*
+ * The runtime linked statically into the program calls libc through the
+ * program's PLT stubs (see os/linux/elf.c): they are not user text.  If
+ * the file cannot be read, its stubs cannot be told apart, so the whole
+ * build fails rather than allow preemption inside the runtime.
+ */
+static int
+plt_exclude(struct build *b, const char *path, uintptr_t bias)
+{
+	uintptr_t plt[8][2];
+	int n = ult__os_plt_ranges(path, bias, plt, 8);
+
+	if (n < 0) {
+		b->err = ENOEXEC;
+		return (1); /* stop iterating */
+	}
+	for (int i = 0; i < n && b->n < NRANGES; i++) {
+		b->r[b->n].lo = plt[i][0];
+		b->r[b->n].hi = plt[i][1];
+		b->r[b->n].kind = RANGE_PLT;
+		b->n++;
+	}
+	return (0);
+}
 
 static int
 lib_allowed(const char *name)
@@ -101,16 +137,20 @@ phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	if (!main_prog && !vdso &&
 	    (info->dlpi_name == NULL || !lib_allowed(info->dlpi_name)))
 		return (0);
-	for (int i = 0; i < info->dlpi_phnum && b->n < 256; i++) {
+	for (int i = 0; i < info->dlpi_phnum && b->n < NRANGES; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
 		b->r[b->n].lo = info->dlpi_addr + ph->p_vaddr;
 		b->r[b->n].hi = b->r[b->n].lo + ph->p_memsz;
-		b->r[b->n].vdso = vdso;
+		b->r[b->n].kind = vdso ? RANGE_VDSO : RANGE_USER;
 		b->n++;
 	}
+	if (!vdso)
+		return (plt_exclude(b,
+		    main_prog ? "/proc/self/exe" : info->dlpi_name,
+		    info->dlpi_addr));
 	return (0);
 }
 
@@ -126,6 +166,12 @@ ranges_build(void)
 		return (ENOMEM);
 	b->first = 1;
 	dl_iterate_phdr(phdr_cb, b);
+	if (b->err != 0 || b->n == NRANGES) {
+		int err = b->err != 0 ? b->err : E2BIG;
+
+		free(b);
+		return (err);
+	}
 	t = malloc(sizeof(*t) + (size_t)b->n * sizeof(t->r[0]));
 	if (t == NULL) {
 		free(b);
@@ -145,16 +191,24 @@ static int
 pc_preemptible(uintptr_t pc)
 {
 	struct ranges *t = ULT_LD_ACQ(&allowed);
+	int ok = 0;
 
 	if ((uintptr_t)__start_ult_text <= pc &&
 	    pc < (uintptr_t)__stop_ult_text)
 		return (0);
 	if (t == NULL)
 		return (0);
-	for (int i = 0; i < t->n; i++)
-		if (t->r[i].lo <= pc && pc < t->r[i].hi)
-			return (!t->r[i].vdso || ult__tls_in_vdso == 0);
-	return (0);
+	/* A PLT range lies inside its object's text range: look at all. */
+	for (int i = 0; i < t->n; i++) {
+		if (pc < t->r[i].lo || t->r[i].hi <= pc)
+			continue;
+		if (t->r[i].kind == RANGE_PLT)
+			return (0);
+		if (t->r[i].kind == RANGE_VDSO && ult__tls_in_vdso != 0)
+			return (0);
+		ok = 1;
+	}
+	return (ok);
 }
 
 int
@@ -353,6 +407,7 @@ ult__preempt_init(void)
 	struct sigaction sa;
 	long slice;
 	const struct sched_tunable *t;
+	int err;
 
 	ult__preempt_shim_link();
 	if (ult__rt.preempt <= 0)
@@ -385,8 +440,18 @@ ult__preempt_init(void)
 	if (ULT_LD(&ult__schedctl_bound_us) == 0)
 		ULT_ST(&ult__schedctl_bound_us,
 		    (int)((slice > 6 ? slice / 6 : 1) * 1000000 / ULT_STATHZ));
-	if (ranges_build() != 0)
-		return (ENOMEM);
+	if ((err = ranges_build()) == ENOEXEC) {
+		static const char msg[] =
+		    "ult: cannot read the program's section headers to find "
+		    "its PLT; asynchronous preemption is off\n";
+
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+			(void)0;
+		ult__rt.preempt = -1;
+		return (0);
+	}
+	if (err != 0)
+		return (err);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = preempt_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;

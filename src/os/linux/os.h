@@ -44,5 +44,10 @@ void ult__os_set_name(const char *name);
 int ult__os_topology(int n, const int *oscpu, struct topo_cpu *out);
 /* Nonzero if this executable has no program interpreter (static). */
 int ult__os_static_binary(void);
+/* The address ranges [lo, hi) of the PLT stubs of the ELF file at path
+ * loaded at bias (elf.c); returns how many (at most max), -1 if the file
+ * cannot be read. */
+int ult__os_plt_ranges(const char *path, uintptr_t bias, uintptr_t (*out)[2],
+    int max);
 
 #endif
