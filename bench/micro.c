@@ -1,34 +1,113 @@
 /*
- * micro: the cost of ult's basic operations, each next to a baseline
- * measured in the same run, reported as ratios.
+ * micro: experiment `micro` of the benchmark contract.  Each case runs the
+ * same code on uthreads (runtime `ult`, policy ULE) and on kernel threads
+ * (runtime `pthread`, the 1:1 baseline); only the thread and sync calls
+ * differ.  stdout carries only result lines
  *
- *   yield       round trip of two uthreads yielding on one worker, against
- *               a bare switch between two register sets (the asm floor)
- *               and two pthreads calling sched_yield() pinned to one CPU
- *   create      spawn + run + join of an empty uthread from a uthread,
- *               against pthread_create + pthread_join
- *   skynet      10-ary tree of 1,000,000 leaves returning their ordinals;
- *               time and peak RSS (measured in a child process)
+ *	R<TAB>micro<TAB>case<TAB>runtime<TAB>metric<TAB>value
  *
- * Usage: micro [--quick] [yield|create|skynet ...]
- * Each benchmark runs in its own process; the median of 5 rounds is
- * reported (3 with --quick).
+ * and stderr says what was measured.  Cases (full sizes; --quick is much
+ * smaller):
+ *
+ *   bare_switch        ult only: a switch between two register sets, the
+ *                      floor under every uthread switch; ns per switch
+ *   yield              2 threads on one worker / one pinned CPU yield 1e6
+ *                      times each; ns per yield
+ *   create_join        create + run + join of an empty thread, 1e5 times
+ *                      (pthread 1e4) in sequence
+ *   mutex_handoff      two threads pass a turn through a mutex and a
+ *                      condvar, 1e5 handoffs; ns per handoff
+ *   condvar_prodcons   producer and consumer, 64-slot queue, one mutex,
+ *                      two condvars, 1e6 items; ns per item
+ *   mutex_uncontended  lock + unlock of a private mutex, one thread
+ *   mutex_contended4   4 threads increment one counter under one mutex
+ *   skynet             10-ary tree of 1e6 leaves (ult only: 1.1M kernel
+ *                      threads are out of reach); ms and peak RSS
+ *   skynet_10k         the same with 1e4 leaves, both runtimes
+ *   thread_ring        503 threads pass a token 1e6 times; ns per pass and
+ *                      the id that gets it at 0
+ *
+ * "All workers" means ult_init's default (one per CPU) for ult and
+ * unpinned threads for pthread; kernel threads get 256 KiB stacks, a
+ * uthread's default.  For the all-worker cases stderr also gives the ult
+ * figure on one worker, where no handoff has to wake a worker in the
+ * kernel.
+ *
+ * Each figure is the median of 5 rounds (3 with --quick, and 3 when the
+ * first round took over a second); every ult round runs between its own
+ * ult_init and ult_shutdown, every skynet round in a fresh process.  The
+ * results are checked (counts, sums, the ring's answer); a wrong one exits
+ * 1.  Usage: micro [--quick] [--rounds K] [--data DIR] [case ...]
  */
+#include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "arch/context.h"
 #include "ult.h"
 
-static int quick;
-static int rounds = 5;
+enum {
+	RT_ULT,
+	RT_PTHREAD,
+	RT_N
+};
+static const char *const rtname[RT_N] = {"ult", "pthread"};
+
+/*
+ * Sanitizer builds run the CTest smoke entry (--quick) at a tenth of its
+ * size and one round: under ThreadSanitizer a uthread takes milliseconds
+ * to create, and 10,000 kernel threads take gigabytes of shadow memory.
+ */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+#define MAXROUNDS 5
+#define LONG_ROUND_NS 1000000000u /* see median_of() */
+#define MAXTHR 8
+#define RING 503
+#define QCAP 64
+
+static int quick, rounds = MAXROUNDS;
+static int rt;	     /* the runtime the current round runs on */
+static int all_ncpu; /* workers for the "all workers" cases; 0: all */
+static pthread_attr_t pattr;
+
+static void
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fprintf(stderr, "micro: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+	exit(1);
+}
+
+static void
+check(int err, const char *what)
+{
+	if (err != 0)
+		die("%s: %s", what, strerror(err));
+}
 
 static int
 cmp_double(const void *a, const void *b)
@@ -45,10 +124,172 @@ median(double *v, int n)
 	return (v[n / 2]);
 }
 
-/* ---- the floor: a bare switch between two register sets ---- */
+static void
+emit(const char *c, int r, const char *metric, double v, int prec)
+{
+	printf("R\tmicro\t%s\t%s\t%s\t%.*f\n", c, rtname[r], metric, prec, v);
+	fflush(stdout);
+}
+
+/* ---- one interface over both runtimes ---- */
+
+static void
+rt_start(int r, int ncpu)
+{
+	struct ult_config cfg = {0};
+
+	rt = r;
+	if (r != RT_ULT)
+		return;
+	cfg.ncpu = ncpu != 0 ? ncpu : all_ncpu;
+	cfg.policy = "ule";
+	check(ult_init(&cfg), "ult_init");
+}
+
+static void
+rt_stop(void)
+{
+	if (rt == RT_ULT)
+		check(ult_shutdown(), "ult_shutdown");
+}
+
+struct thr {
+	ult_thread_t *u;
+	pthread_t p;
+};
+
+static int
+thr_spawn(struct thr *t, void *(*fn)(void *), void *arg)
+{
+	if (rt == RT_ULT)
+		return (ult_spawn(&t->u, NULL, fn, arg));
+	return (pthread_create(&t->p, &pattr, fn, arg));
+}
+
+static void *
+thr_join(struct thr *t)
+{
+	void *r;
+
+	if (rt == RT_ULT)
+		check(ult_join(t->u, &r), "ult_join");
+	else
+		check(pthread_join(t->p, &r), "pthread_join");
+	return (r);
+}
+
+static inline void
+xyield(void)
+{
+	if (rt == RT_ULT)
+		ult_yield();
+	else
+		sched_yield();
+}
+
+/* One mutex and two condvars of each kind; a round uses its runtime's. */
+static struct {
+	ult_mutex_t um;
+	ult_cond_t uc[2];
+	pthread_mutex_t pm;
+	pthread_cond_t pc[2];
+} xs;
+
+static void
+xs_init(void)
+{
+	check(ult_mutex_init(&xs.um), "ult_mutex_init");
+	check(pthread_mutex_init(&xs.pm, NULL), "pthread_mutex_init");
+	for (int i = 0; i < 2; i++) {
+		check(ult_cond_init(&xs.uc[i]), "ult_cond_init");
+		check(pthread_cond_init(&xs.pc[i], NULL), "pthread_cond_init");
+	}
+}
+
+static inline void
+xlock(void)
+{
+	if (rt == RT_ULT)
+		check(ult_mutex_lock(&xs.um), "ult_mutex_lock");
+	else
+		check(pthread_mutex_lock(&xs.pm), "pthread_mutex_lock");
+}
+
+static inline void
+xunlock(void)
+{
+	if (rt == RT_ULT)
+		check(ult_mutex_unlock(&xs.um), "ult_mutex_unlock");
+	else
+		check(pthread_mutex_unlock(&xs.pm), "pthread_mutex_unlock");
+}
+
+static inline void
+xwait(int c)
+{
+	if (rt == RT_ULT)
+		check(ult_cond_wait(&xs.uc[c], &xs.um), "ult_cond_wait");
+	else
+		check(pthread_cond_wait(&xs.pc[c], &xs.pm),
+		    "pthread_cond_wait");
+}
+
+static inline void
+xsignal(int c)
+{
+	if (rt == RT_ULT)
+		check(ult_cond_signal(&xs.uc[c]), "ult_cond_signal");
+	else
+		check(pthread_cond_signal(&xs.pc[c]), "pthread_cond_signal");
+}
+
+/*
+ * Threads of a case wait at a gate until all exist, so that none runs
+ * alone meanwhile, and each notes when it finished: a round lasts from
+ * opening the gate to the last finish, which keeps thread creation and the
+ * main thread's own wakeup from the joins out of it.
+ */
+static atomic_int gate;
+static _Atomic uint64_t t_end;
+
+static void
+gate_wait(void)
+{
+	while (!atomic_load_explicit(&gate, memory_order_acquire))
+		xyield();
+}
+
+static void
+mark_end(void)
+{
+	uint64_t now = ult_now(), old = atomic_load(&t_end);
+
+	while (old < now && !atomic_compare_exchange_weak(&t_end, &old, now))
+		;
+}
+
+/* Run fn(arg[i]) on n threads; returns the gated wall time in ns. */
+static uint64_t
+run_threads(int n, void *(*fn)(void *), void **arg)
+{
+	struct thr t[MAXTHR];
+	uint64_t t0;
+
+	atomic_store(&gate, 0);
+	atomic_store(&t_end, 0);
+	for (int i = 0; i < n; i++)
+		check(thr_spawn(&t[i], fn, arg != NULL ? arg[i] : NULL),
+		    "spawn");
+	t0 = ult_now();
+	atomic_store_explicit(&gate, 1, memory_order_release);
+	for (int i = 0; i < n; i++)
+		thr_join(&t[i]);
+	return (atomic_load(&t_end) - t0);
+}
+
+/* ---- bare_switch: two register sets, no scheduler ---- */
 
 static struct ult__ctx bare_main, bare_co;
-static long bare_iters;
 
 static void
 bare_body(void *arg)
@@ -58,85 +299,61 @@ bare_body(void *arg)
 		ult__ctx_switch(&bare_co, &bare_main);
 }
 
+/* ns per switch (a round trip is two) */
 static double
-bare_round_trip_ns(long n)
+bare_switch_ns(long n)
 {
 	static char stack[64 * 1024] __attribute__((aligned(16)));
 	uint64_t t0;
 
 	ult__ctx_init(&bare_co, stack, sizeof(stack), bare_body, NULL);
 	t0 = ult_now();
-	for (bare_iters = 0; bare_iters < n; bare_iters++)
+	for (long i = 0; i < n; i++)
 		ult__ctx_switch(&bare_main, &bare_co);
-	return ((double)(ult_now() - t0) / (double)n);
+	return ((double)(ult_now() - t0) / (2.0 * (double)n));
 }
 
-/* ---- ult yield ---- */
+/* ---- yield ---- */
 
 static long yield_n;
+static int pin_cpu; /* the first CPU this process may run on */
 
 static void *
 yielder(void *arg)
 {
-	(void)arg;
-	for (long i = 0; i < yield_n; i++)
-		ult_yield();
-	return (NULL);
-}
-
-static double
-ult_yield_round_trip_ns(long n)
-{
-	struct ult_config cfg = {0};
-	ult_thread_t *a, *b;
-	long slice = 1000000;
-	uint64_t t0;
-
-	cfg.ncpu = 1;
-	if (ult_init(&cfg) != 0)
-		abort();
-	/* Keep slice ends out of the measurement. */
-	ult_sysctl("kern.sched.slice", NULL, &slice);
-	yield_n = n;
-	t0 = ult_now();
-	ult_spawn(&a, NULL, yielder, NULL);
-	ult_spawn(&b, NULL, yielder, NULL);
-	ult_join(a, NULL);
-	ult_join(b, NULL);
-	t0 = ult_now() - t0;
-	ult_shutdown();
-	return ((double)t0 / (double)n);
-}
-
-/* ---- pthreads sched_yield on one CPU ---- */
-
-static void *
-pt_yielder(void *arg)
-{
 	cpu_set_t set;
 
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
-	for (long i = 0; i < *(long *)arg; i++)
-		sched_yield();
+	(void)arg;
+	if (rt == RT_PTHREAD) {
+		CPU_ZERO(&set);
+		CPU_SET(pin_cpu, &set);
+		check(pthread_setaffinity_np(pthread_self(), sizeof(set), &set),
+		    "pthread_setaffinity_np");
+	}
+	gate_wait();
+	for (long i = 0; i < yield_n; i++)
+		xyield();
+	mark_end();
 	return (NULL);
 }
 
 static double
-pthread_yield_round_trip_ns(long n)
+yield_ns(int r, long n)
 {
-	pthread_t a, b;
-	uint64_t t0 = ult_now();
+	long slice = 1000000;
+	uint64_t ns;
 
-	pthread_create(&a, NULL, pt_yielder, &n);
-	pthread_create(&b, NULL, pt_yielder, &n);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
-	return ((double)(ult_now() - t0) / (double)n);
+	rt_start(r, 1);
+	/* Keep slice ends out of the measurement. */
+	if (r == RT_ULT)
+		check(ult_sysctl("kern.sched.slice", NULL, &slice), "sysctl");
+	yield_n = n;
+	ns = run_threads(2, yielder, NULL);
+	rt_stop();
+	return ((double)ns / (2.0 * (double)n));
 }
 
-/* ---- create + run + join ---- */
+/* ---- create_join ---- */
 
 static void *
 empty(void *arg)
@@ -151,229 +368,657 @@ spawn_loop(void *arg)
 	uint64_t t0 = ult_now();
 
 	for (long i = 0; i < n; i++) {
-		ult_thread_t *t;
+		struct thr t;
 
-		if (ult_spawn(&t, NULL, empty, NULL) != 0 ||
-		    ult_join(t, NULL) != 0)
-			abort();
+		check(thr_spawn(&t, empty, NULL), "spawn");
+		thr_join(&t);
 	}
 	return ((void *)(uintptr_t)(ult_now() - t0));
 }
 
 static double
-ult_create_ns(long n)
+create_join_ns(int r, long n)
 {
-	struct ult_config cfg = {0};
-	ult_thread_t *t;
-	long warm = 1000;
-	void *r;
+	long warm = n / 10 < 1000 ? n / 10 : 1000;
+	struct thr t;
+	void *ns;
 
-	cfg.ncpu = 1;
-	if (ult_init(&cfg) != 0)
-		abort();
-	ult_spawn(&t, NULL, spawn_loop, &warm); /* warm the stack pool */
-	ult_join(t, NULL);
-	ult_spawn(&t, NULL, spawn_loop, &n);
-	ult_join(t, &r);
-	ult_shutdown();
-	return ((double)(uintptr_t)r / (double)n);
+	rt_start(r, 0);
+	/* Warm the stack pool (ult) or glibc's stack cache (pthread). */
+	check(thr_spawn(&t, spawn_loop, &warm), "spawn");
+	thr_join(&t);
+	check(thr_spawn(&t, spawn_loop, &n), "spawn");
+	ns = thr_join(&t);
+	rt_stop();
+	return ((double)(uintptr_t)ns / (double)n);
+}
+
+/* ---- mutex_handoff ---- */
+
+static long handoff_n, turn, handoffs;
+
+static void *
+handoff(void *arg)
+{
+	long me = (long)(intptr_t)arg;
+
+	gate_wait();
+	for (long i = 0; i < handoff_n / 2; i++) {
+		xlock();
+		while (turn != me)
+			xwait(0);
+		turn = 1 - me;
+		handoffs++;
+		xsignal(0);
+		xunlock();
+	}
+	mark_end();
+	return (NULL);
 }
 
 static double
-pthread_create_ns(long n)
+mutex_handoff_ns(int r, long n)
 {
-	uint64_t t0 = ult_now();
+	void *arg[2] = {(void *)0, (void *)1};
+	uint64_t ns;
 
-	for (long i = 0; i < n; i++) {
-		pthread_t t;
-
-		if (pthread_create(&t, NULL, empty, NULL) != 0)
-			abort();
-		pthread_join(t, NULL);
-	}
-	return ((double)(ult_now() - t0) / (double)n);
+	rt_start(r, 0);
+	xs_init();
+	handoff_n = n;
+	turn = handoffs = 0;
+	ns = run_threads(2, handoff, arg);
+	rt_stop();
+	if (handoffs != n / 2 * 2)
+		die("mutex_handoff %s: %ld handoffs, want %ld", rtname[r],
+		    handoffs, n / 2 * 2);
+	return ((double)ns / (double)handoffs);
 }
 
-/* ---- skynet ---- */
+/* ---- condvar_prodcons ---- */
+
+static long pc_n, qbuf[QCAP], qhead, qlen, qsum;
+
+static void *
+producer(void *arg)
+{
+	(void)arg;
+	gate_wait();
+	for (long i = 0; i < pc_n; i++) {
+		xlock();
+		while (qlen == QCAP)
+			xwait(0); /* not_full */
+		qbuf[(qhead + qlen++) % QCAP] = i;
+		xsignal(1);
+		xunlock();
+	}
+	return (NULL);
+}
+
+static void *
+consumer(void *arg)
+{
+	long sum = 0;
+
+	(void)arg;
+	gate_wait();
+	for (long i = 0; i < pc_n; i++) {
+		xlock();
+		while (qlen == 0)
+			xwait(1); /* not_empty */
+		sum += qbuf[qhead];
+		qhead = (qhead + 1) % QCAP;
+		qlen--;
+		xsignal(0);
+		xunlock();
+	}
+	mark_end();
+	qsum = sum;
+	return (NULL);
+}
+
+static void *
+prodcons(void *arg)
+{
+	return (arg != NULL ? producer(NULL) : consumer(NULL));
+}
+
+static double
+condvar_prodcons_ns(int r, long n)
+{
+	void *arg[2] = {(void *)1, NULL};
+	uint64_t ns;
+
+	rt_start(r, 0);
+	xs_init();
+	pc_n = n;
+	qhead = qlen = qsum = 0;
+	ns = run_threads(2, prodcons, arg);
+	rt_stop();
+	if (qsum != n * (n - 1) / 2)
+		die("condvar_prodcons %s: sum %ld, want %ld", rtname[r], qsum,
+		    n * (n - 1) / 2);
+	return ((double)ns / (double)n);
+}
+
+/* ---- mutex_uncontended, mutex_contended4 ---- */
+
+static long lock_n, counter;
+
+static void *
+locker(void *arg)
+{
+	(void)arg;
+	gate_wait();
+	for (long i = 0; i < lock_n; i++) {
+		xlock();
+		counter++;
+		xunlock();
+	}
+	mark_end();
+	return (NULL);
+}
+
+static double
+mutex_ns(int r, int nthr, long n)
+{
+	uint64_t ns;
+
+	/* One thread needs one worker; the contended case gets them all. */
+	rt_start(r, nthr == 1 ? 1 : 0);
+	xs_init();
+	lock_n = n;
+	counter = 0;
+	ns = run_threads(nthr, locker, NULL);
+	rt_stop();
+	if (counter != nthr * n)
+		die("mutex %d threads %s: counter %ld, want %ld", nthr,
+		    rtname[r], counter, nthr * n);
+	return ((double)ns / (double)(nthr * n));
+}
+
+/* ---- thread_ring ---- */
+
+static ult_sem_t ring_us[RING];
+static sem_t ring_ps[RING];
+static long token, ring_result;
+static int ring_done;
+
+static void
+ring_post(int i)
+{
+	if (rt == RT_ULT)
+		check(ult_sem_post(&ring_us[i]), "ult_sem_post");
+	else if (sem_post(&ring_ps[i]) != 0)
+		die("sem_post: %s", strerror(errno));
+}
+
+static void
+ring_wait(int i)
+{
+	if (rt == RT_ULT)
+		check(ult_sem_wait(&ring_us[i]), "ult_sem_wait");
+	else
+		while (sem_wait(&ring_ps[i]) != 0)
+			if (errno != EINTR)
+				die("sem_wait: %s", strerror(errno));
+}
+
+static void *
+ring_member(void *arg)
+{
+	int me = (int)(intptr_t)arg, next = (me + 1) % RING;
+
+	for (;;) {
+		ring_wait(me);
+		/* The semaphores order these plain accesses. */
+		if (ring_done) {
+			ring_post(next);
+			return (NULL);
+		}
+		if (token == 0) {
+			mark_end();
+			ring_result = me + 1;
+			ring_done = 1;
+			ring_post(next); /* the others leave in turn */
+			return (NULL);
+		}
+		token--;
+		ring_post(next);
+	}
+}
+
+static double
+thread_ring_ns(int r, long n)
+{
+	struct thr t[RING];
+	uint64_t t0;
+
+	rt_start(r, 0);
+	for (int i = 0; i < RING; i++) {
+		check(ult_sem_init(&ring_us[i], 0), "ult_sem_init");
+		if (sem_init(&ring_ps[i], 0, 0) != 0)
+			die("sem_init: %s", strerror(errno));
+	}
+	token = n;
+	ring_done = 0;
+	ring_result = 0;
+	atomic_store(&t_end, 0);
+	for (int i = 0; i < RING; i++)
+		check(thr_spawn(&t[i], ring_member, (void *)(intptr_t)i),
+		    "spawn");
+	t0 = ult_now();
+	ring_post(0);
+	for (int i = 0; i < RING; i++)
+		thr_join(&t[i]);
+	rt_stop();
+	for (int i = 0; i < RING; i++) {
+		check(ult_sem_destroy(&ring_us[i]), "ult_sem_destroy");
+		sem_destroy(&ring_ps[i]);
+	}
+	if (ring_result != n % RING + 1)
+		die("thread_ring %s: result %ld, want %ld", rtname[r],
+		    ring_result, n % RING + 1);
+	return ((double)(atomic_load(&t_end) - t0) / (double)n);
+}
+
+/* ---- skynet, in a fresh process per round ---- */
+
+static int spawn_failed;
 
 static void *
 skynet(void *arg)
 {
 	uintptr_t v = (uintptr_t)arg, num = v >> 8, level = v & 0xff;
-	ult_thread_t *c[10];
 	uintptr_t sum = 0;
+	struct thr c[10];
+	int n = 0;
 
 	if (level == 0)
 		return ((void *)num);
-	for (uintptr_t i = 0; i < 10; i++)
-		if (ult_spawn(&c[i], NULL, skynet,
-			(void *)(((num * 10 + i) << 8) | (level - 1))) != 0)
-			abort();
-	for (int i = 0; i < 10; i++) {
-		void *r;
-
-		ult_join(c[i], &r);
-		sum += (uintptr_t)r;
-	}
+	for (uintptr_t i = 0; i < 10; i++, n++)
+		if (thr_spawn(&c[i], skynet,
+			(void *)(((num * 10 + i) << 8) | (level - 1))) != 0) {
+			spawn_failed = 1;
+			break;
+		}
+	for (int i = 0; i < n; i++)
+		sum += (uintptr_t)thr_join(&c[i]);
 	return ((void *)sum);
 }
 
-static void
-run_skynet(int ncpu, int levels)
+/* VmHWM of this process in KiB: its peak RSS since exec. */
+static long
+vm_hwm_kib(void)
 {
-	struct ult_config cfg = {0};
-	ult_thread_t *t;
-	uint64_t t0;
-	void *r;
-	uintptr_t leaves = 1, want;
+	char line[256];
+	long kib = -1;
+	FILE *f = fopen("/proc/self/status", "r");
 
-	for (int i = 0; i < levels; i++)
-		leaves *= 10;
-	want = leaves * (leaves - 1) / 2;
-	cfg.ncpu = ncpu;
-	if (ult_init(&cfg) != 0)
-		abort();
-	t0 = ult_now();
-	ult_spawn(&t, NULL, skynet, (void *)(uintptr_t)levels);
-	ult_join(t, &r);
-	t0 = ult_now() - t0;
-	ult_shutdown();
-	printf("%.1f %lu %s\n", (double)t0 / 1e6, (unsigned long)(uintptr_t)r,
-	    (uintptr_t)r == want ? "ok" : "WRONG");
+	if (f == NULL)
+		return (-1);
+	while (fgets(line, sizeof(line), f) != NULL)
+		if (sscanf(line, "VmHWM: %ld kB", &kib) == 1)
+			break;
+	fclose(f);
+	return (kib);
 }
 
-/* Run fn in a child process; its stdout line comes back in buf and its
- * peak RSS in *rss_kib. */
+/* The child: one skynet round, "ms sum peak_kib" on stdout.  Exit 2 when
+ * a thread could not be created (a limit of the machine, not a bug). */
 static int
-in_child(void (*fn)(int, int), int a, int b, char *buf, size_t len,
-    long *rss_kib)
+skynet_child(const char *rts, int levels)
 {
-	struct rusage ru;
-	int fds[2], status;
+	struct thr root;
+	uint64_t t0;
+	void *sum = NULL;
+
+	rt_start(strcmp(rts, "ult") == 0 ? RT_ULT : RT_PTHREAD, 0);
+	t0 = ult_now();
+	if (thr_spawn(&root, skynet, (void *)(uintptr_t)levels) != 0)
+		spawn_failed = 1;
+	else
+		sum = thr_join(&root);
+	t0 = ult_now() - t0;
+	rt_stop();
+	if (spawn_failed) {
+		fprintf(stderr, "micro: skynet %s: thread creation failed\n",
+		    rts);
+		return (2);
+	}
+	printf("%.3f %lu %ld\n", (double)t0 / 1e6,
+	    (unsigned long)(uintptr_t)sum, vm_hwm_kib());
+	return (0);
+}
+
+/* Run one skynet round in a fresh process; 1: skipped (limits). */
+static int
+skynet_round(int r, int levels, double *ms, unsigned long *sum, long *peak_kib)
+{
+	char buf[256], lv[16];
 	ssize_t n, got = 0;
+	int fds[2], status;
 	pid_t pid;
 
+	snprintf(lv, sizeof(lv), "%d", levels);
 	if (pipe(fds) != 0)
-		return (-1);
+		die("pipe: %s", strerror(errno));
 	fflush(stdout);
-	if ((pid = fork()) == 0) {
+	if ((pid = fork()) < 0)
+		die("fork: %s", strerror(errno));
+	if (pid == 0) {
 		close(fds[0]);
 		dup2(fds[1], 1);
-		fn(a, b);
-		fflush(stdout);
-		_exit(0);
+		close(fds[1]);
+		execl("/proc/self/exe", "micro", "--skynet-child", rtname[r],
+		    lv, (char *)NULL);
+		_exit(127);
 	}
 	close(fds[1]);
-	while ((n = read(fds[0], buf + got, len - 1 - (size_t)got)) > 0)
+	while (got < (ssize_t)sizeof(buf) - 1 &&
+	    (n = read(fds[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
 		got += n;
 	buf[got] = '\0';
 	close(fds[0]);
-	if (wait4(pid, &status, 0, &ru) != pid || !WIFEXITED(status) ||
-	    WEXITSTATUS(status) != 0)
-		return (-1);
-	*rss_kib = ru.ru_maxrss;
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		die("skynet %s: child died", rtname[r]);
+	if (WEXITSTATUS(status) == 2 && r == RT_PTHREAD)
+		return (1);
+	if (WEXITSTATUS(status) != 0 ||
+	    sscanf(buf, "%lf %lu %ld", ms, sum, peak_kib) != 3)
+		die("skynet %s: child failed", rtname[r]);
 	return (0);
 }
 
 static void
-bench_yield(void)
+bench_skynet(const char *c, int r, int levels)
 {
-	long n = quick ? 200000 : 2000000;
-	double bare[5], ult[5], pt[5], b, u, p;
+	unsigned long leaves = 1, want, sum;
+	double ms[MAXROUNDS];
+	long kib, peak = 0;
+	uint64_t t0 = ult_now();
+	int k = rounds;
 
-	for (int r = 0; r < rounds; r++) {
-		bare[r] = bare_round_trip_ns(n);
-		ult[r] = ult_yield_round_trip_ns(n);
-		pt[r] = pthread_yield_round_trip_ns(n / 20);
-	}
-	b = median(bare, rounds);
-	u = median(ult, rounds);
-	p = median(pt, rounds);
-	printf(
-	    "yield round trip, 1 worker   ult %8.1f ns   bare switch %6.1f ns"
-	    "  (ult/bare %.2fx)   pthread sched_yield %8.1f ns"
-	    "  (pthread/ult %.1fx)\n",
-	    u, b, u / b, p, p / u);
-}
-
-static void
-bench_create(void)
-{
-	long n = quick ? 20000 : 200000, np = quick ? 500 : 5000;
-	double ult[5], pt[5], u, p;
-
-	for (int r = 0; r < rounds; r++) {
-		ult[r] = ult_create_ns(n);
-		pt[r] = pthread_create_ns(np);
-	}
-	u = median(ult, rounds);
-	p = median(pt, rounds);
-	printf("create+run+join, 1 worker    ult %8.1f ns   pthread "
-	       "%10.1f ns   (pthread/ult %.0fx)\n",
-	    u, p, p / u);
-}
-
-static void
-skynet_child(int ncpu, int levels)
-{
-	run_skynet(ncpu, levels);
-}
-
-static void
-bench_skynet(void)
-{
-	int levels = quick ? 5 : 6, ncpu[2] = {1, 0};
-
-	for (int k = 0; k < 2; k++) {
-		double ms[5];
-		long rss[5], maxrss = 0;
-		char buf[256], verdict[16] = "";
-		unsigned long sum = 0;
-
-		for (int r = 0; r < rounds; r++) {
-			if (in_child(skynet_child, ncpu[k], levels, buf,
-				sizeof(buf), &rss[r]) != 0 ||
-			    sscanf(buf, "%lf %lu %15s", &ms[r], &sum,
-				verdict) != 3) {
-				printf("skynet: child failed\n");
-				exit(1);
-			}
-			maxrss = rss[r] > maxrss ? rss[r] : maxrss;
+	for (int i = 0; i < levels; i++)
+		leaves *= 10;
+	want = leaves * (leaves - 1) / 2;
+	for (int i = 0; i < k; i++) {
+		if (i == 1 && k > 3 && ult_now() - t0 > LONG_ROUND_NS)
+			k = 3; /* as median_of() does */
+		if (skynet_round(r, levels, &ms[i], &sum, &kib) != 0) {
+			fprintf(stderr,
+			    "skip: %s %s: thread creation failed "
+			    "(thread or memory limits)\n",
+			    rtname[r], c);
+			return;
 		}
-		printf("skynet %s leaves, %s   %8.1f ms   peak RSS %6.1f MiB   "
-		       "sum %lu %s\n",
-		    levels == 6 ? "1M" : "100k",
-		    ncpu[k] ? "1 worker   " : "all workers", median(ms, rounds),
-		    (double)maxrss / 1024.0, sum, verdict);
-		if (strcmp(verdict, "ok") != 0)
-			exit(1);
+		if (sum != want)
+			die("%s %s: sum %lu, want %lu", c, rtname[r], sum,
+			    want);
+		peak = kib > peak ? kib : peak;
 	}
+	emit(c, r, "ms", median(ms, k), 1);
+	emit(c, r, "peak_rss_MiB", (double)peak / 1024.0, 1);
+	fprintf(stderr, "  %s %s: %lu leaves, sum %lu ok\n", c, rtname[r],
+	    leaves, sum);
 }
+
+/* ---- the cases ---- */
+
+/*
+ * Median of f(r, n) over `rounds' rounds, or over 3 once the first round
+ * has taken more than a second: that keeps the full run short, and the
+ * median of 3 still drops one outlier.
+ */
+static double
+median_of(double (*f)(int, long), int r, long n)
+{
+	double v[MAXROUNDS];
+	uint64_t t0 = ult_now();
+	int k = rounds;
+
+	for (int i = 0; i < k; i++) {
+		v[i] = f(r, n);
+		if (i == 0 && k > 3 && ult_now() - t0 > LONG_ROUND_NS)
+			k = 3;
+	}
+	return (median(v, k));
+}
+
+/* The case on both runtimes, and the ratio for the reader. */
+static void
+pair(const char *c, const char *metric, double (*f)(int, long), long n_ult,
+    long n_pt)
+{
+	double u, p;
+
+	u = median_of(f, RT_ULT, n_ult);
+	emit(c, RT_ULT, metric, u, 1);
+	p = median_of(f, RT_PTHREAD, n_pt);
+	emit(c, RT_PTHREAD, metric, p, 1);
+	fprintf(stderr, "  %s: ult %.1f, pthread %.1f %s (pthread/ult %.2fx)\n",
+	    c, u, p, metric, p / u);
+}
+
+/*
+ * The ult case again on one worker, for stderr only.  On two workers a
+ * woken or new thread may be placed on the idle worker, and every such
+ * handoff then wakes a worker in the kernel; the one-worker figure shows
+ * what that costs.
+ */
+static void
+one_worker(const char *c, const char *metric, double (*f)(int, long), long n)
+{
+	all_ncpu = 1;
+	fprintf(stderr, "  %s: ult on 1 worker %.1f %s\n", c,
+	    median_of(f, RT_ULT, n), metric);
+	all_ncpu = 0;
+}
+
+/* The size of a case: full, or quick (smaller still under a sanitizer). */
+static long
+size(long full, long q)
+{
+	if (!quick)
+		return (full);
+	return (SANITIZED && q >= 20 ? q / 10 : q);
+}
+
+static double
+bare_ns(int r, long n)
+{
+	(void)r;
+	return (bare_switch_ns(n));
+}
+
+static void
+case_bare_switch(void)
+{
+	emit("bare_switch", RT_ULT, "ns/op",
+	    median_of(bare_ns, RT_ULT, size(1000000, 100000)), 2);
+}
+
+static void
+case_yield(void)
+{
+	long n = size(1000000, 20000);
+
+	pair("yield", "ns/op", yield_ns, n, n);
+}
+
+static void
+case_create_join(void)
+{
+	long n = size(100000, 5000);
+
+	pair("create_join", "ns/op", create_join_ns, n, size(10000, 500));
+	one_worker("create_join", "ns/op", create_join_ns, n);
+}
+
+static void
+case_mutex_handoff(void)
+{
+	long n = size(100000, 2000);
+
+	pair("mutex_handoff", "ns/op", mutex_handoff_ns, n, n);
+	one_worker("mutex_handoff", "ns/op", mutex_handoff_ns, n);
+}
+
+static void
+case_condvar_prodcons(void)
+{
+	long n = size(1000000, 20000);
+
+	pair("condvar_prodcons", "ns/item", condvar_prodcons_ns, n, n);
+	one_worker("condvar_prodcons", "ns/item", condvar_prodcons_ns, n);
+}
+
+static double
+mutex1_ns(int r, long n)
+{
+	return (mutex_ns(r, 1, n));
+}
+
+static double
+mutex4_ns(int r, long n)
+{
+	return (mutex_ns(r, 4, n));
+}
+
+static void
+case_mutex_uncontended(void)
+{
+	long n = size(10000000, 200000);
+
+	pair("mutex_uncontended", "ns/op", mutex1_ns, n, n);
+}
+
+static void
+case_mutex_contended4(void)
+{
+	long n = size(500000, 10000);
+
+	pair("mutex_contended4", "ns/op", mutex4_ns, n, n);
+	one_worker("mutex_contended4", "ns/op", mutex4_ns, n);
+}
+
+static void
+case_skynet(void)
+{
+	bench_skynet("skynet", RT_ULT, quick ? (SANITIZED ? 3 : 5) : 6);
+	fprintf(stderr,
+	    "skip: pthread skynet: 1.1M kernel threads are too "
+	    "heavy; see skynet_10k\n");
+}
+
+static void
+case_skynet_10k(void)
+{
+	bench_skynet("skynet_10k", RT_ULT, 4);
+	if (quick && SANITIZED)
+		fprintf(stderr, "skip: pthread skynet_10k: sanitizer build\n");
+	else
+		bench_skynet("skynet_10k", RT_PTHREAD, 4);
+}
+
+static void
+case_thread_ring(void)
+{
+	long n = quick ? 1000 : 1000000;
+
+	pair("thread_ring", "ns/op", thread_ring_ns, n, n);
+	/* thread_ring_ns has checked every round's answer. */
+	for (int r = 0; r < RT_N; r++)
+		emit("thread_ring", r, "result", (double)(n % RING + 1), 0);
+	one_worker("thread_ring", "ns/op", thread_ring_ns, n);
+}
+
+static const struct {
+	const char *name;
+	void (*fn)(void);
+	const char *what;
+} cases[] = {
+    {"bare_switch", case_bare_switch,
+	"ult__ctx_switch between two stacks, no scheduler: ns per switch"},
+    {"yield", case_yield,
+	"2 threads yield in turn; ult 1 worker, pthread both pinned to one "
+	"CPU; ns per yield"},
+    {"create_join", case_create_join,
+	"create + run + join of an empty thread from a thread, in sequence; "
+	"all workers"},
+    {"mutex_handoff", case_mutex_handoff,
+	"2 threads pass a turn (lock; wait until mine; flip; signal; "
+	"unlock); all workers; ns per handoff"},
+    {"condvar_prodcons", case_condvar_prodcons,
+	"1 producer, 1 consumer, 64-slot queue, mutex + not_full/not_empty; "
+	"all workers; ns per item"},
+    {"mutex_uncontended", case_mutex_uncontended,
+	"lock + unlock of a private mutex, 1 thread (ult on 1 worker)"},
+    {"mutex_contended4", case_mutex_contended4,
+	"4 threads lock; counter++; unlock; all workers; ns per lock+unlock"},
+    {"skynet", case_skynet,
+	"10-ary tree, 1e6 leaves (quick 1e5), all workers; peak_rss_MiB = "
+	"VmHWM of a freshly exec'd child, the largest of the rounds"},
+    {"skynet_10k", case_skynet_10k,
+	"the same tree with 1e4 leaves; pthread stacks 256 KiB like ult's"},
+    {"thread_ring", case_thread_ring,
+	"503 threads, one semaphore each, all workers; ns per pass"},
+};
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
 
 int
 main(int argc, char **argv)
 {
-	int any = 0;
+	int want[NCASES] = {0}, any = 0;
+	cpu_set_t set;
 
-	for (int i = 1; i < argc; i++)
+	/* The same stack size as a uthread's default, so that thousands of
+	 * kernel threads (skynet_10k) fit. */
+	check(pthread_attr_init(&pattr), "pthread_attr_init");
+	check(pthread_attr_setstacksize(&pattr, ULT_STACK_DEFAULT),
+	    "pthread_attr_setstacksize");
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		while (pin_cpu < CPU_SETSIZE - 1 && !CPU_ISSET(pin_cpu, &set))
+			pin_cpu++;
+	if (argc == 4 && strcmp(argv[1], "--skynet-child") == 0)
+		return (skynet_child(argv[2], atoi(argv[3])));
+	for (int i = 1; i < argc; i++) {
+		size_t k;
+
 		if (strcmp(argv[i], "--quick") == 0) {
 			quick = 1;
-			rounds = 3;
+			rounds = SANITIZED ? 1 : 3;
+			continue;
 		}
-	printf("ult micro-benchmarks: median of %d rounds%s\n", rounds,
-	    quick ? " (quick)" : "");
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "yield") == 0)
-			bench_yield(), any = 1;
-		else if (strcmp(argv[i], "create") == 0)
-			bench_create(), any = 1;
-		else if (strcmp(argv[i], "skynet") == 0)
-			bench_skynet(), any = 1;
+		if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
+			rounds = atoi(argv[++i]);
+			if (rounds < 1 || rounds > MAXROUNDS)
+				die("--rounds: 1..%d", MAXROUNDS);
+			continue;
+		}
+		if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
+			i++; /* no plot data from this experiment */
+			continue;
+		}
+		for (k = 0; k < NCASES; k++)
+			if (strcmp(argv[i], cases[k].name) == 0)
+				break;
+		if (k == NCASES) {
+			fprintf(stderr,
+			    "usage: micro [--quick] [--rounds K] [--data DIR] "
+			    "[case ...]\n");
+			return (2);
+		}
+		want[k] = any = 1;
 	}
-	if (!any) {
-		bench_yield();
-		bench_create();
-		bench_skynet();
+	fprintf(stderr,
+	    "micro: median of %d rounds%s; ult: policy ULE, preemption as "
+	    "the library default (ULT_PREEMPT) has it\n",
+	    rounds, quick ? " (quick sizes)" : "");
+	for (size_t k = 0; k < NCASES; k++) {
+		if (any && !want[k])
+			continue;
+		fprintf(stderr, "%s: %s\n", cases[k].name, cases[k].what);
+		cases[k].fn();
 	}
 	return (0);
 }

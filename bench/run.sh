@@ -1,36 +1,133 @@
 #!/bin/sh
-# Run the benchmark suite from a release build and write a report.
-#   bench/run.sh <build-dir> <out-dir>      BENCH=quick for a short run
-set -eu
+# The benchmark suite: run every experiment, its peers, and write a report.
+#   bench/run.sh <build-dir> <out-dir>          (make bench; BENCH=quick)
+# Each program prints contract lines (bench/README.md) that are gathered
+# in <out-dir>/results.tsv; its stderr goes to <out-dir>/logs/.  A program
+# that fails is reported as failed in the report and on the console, and
+# the run goes on; the exit status says whether everything ran.
+set -u
 build=${1:-build/release}
 out=${2:-build/bench}
-mkdir -p "$out"
+here=$(cd "$(dirname "$0")" && pwd)
 mode=""
 [ "${BENCH:-}" = quick ] && mode="--quick"
-report="$out/report.md"
-{
-	echo "# ult benchmark report"
-	echo
-	echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "- machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) CPUs, kernel $(uname -r)"
-	echo "- figures from shared machines are noisy: the ratios within one run are the result"
-	echo
-	echo "## micro"
-	echo
-	echo '```'
-	"$build/bench/micro" $mode
-	echo '```'
-	echo
-	echo "## sync"
-	echo
-	echo '```'
-	"$build/bench/sync" $mode
-	echo '```'
-	echo
-	echo "## threads (sysbench threads, sched_ule vs sched_4bsd)"
-	echo
-	echo '```'
-	"$build/bench/threads" $mode
-	echo '```'
-} | tee "$report"
-echo "report: $report"
+mkdir -p "$out/data" "$out/logs" "$out/peers"
+results="$out/results.tsv"
+: >"$results"
+failed=""
+start=$(date +%s)
+
+elapsed() { echo $(($(date +%s) - start)); }
+say() { printf '%s\n' "$*" >&2; }
+
+# run <experiment> <label> <command...>: results to results.tsv, stderr to
+# the experiment's log, a progress line on the console.
+run() {
+	exp=$1 label=$2
+	shift 2
+	printf '[%4ss] %-8s %-24s ' "$(elapsed)" "$exp" "$label" >&2
+	t0=$(date +%s)
+	if "$@" >>"$results" 2>>"$out/logs/$exp.log"; then
+		say "ok ($(($(date +%s) - t0)) s)"
+	else
+		say "FAILED (see $out/logs/$exp.log)"
+		failed="$failed $exp:$label"
+	fi
+}
+
+# Peers: built here from bench/peers; a missing toolchain is a skip line.
+sh "$here/peers/build.sh" "$out/peers" 2>>"$out/logs/peers.log"
+peer() { # peer <experiment> <name> <binary> [args...]
+	exp=$1 name=$2 bin=$3
+	shift 3
+	if [ -x "$bin" ]; then
+		run "$exp" "$name" "$bin" "$@"
+	else
+		say "skip: $name peer for $exp (not built: see $out/logs/peers.log)"
+		echo "skip: $name (not built)" >>"$out/logs/$exp.log"
+	fi
+}
+gopeer="$out/peers/go-peer"
+boostpeer="$out/peers/boost-peer"
+
+# sysbench itself, converted to contract lines (events/time and its own
+# latency summary), with the same parameters as bench/threads.c.
+sysbench_threads() {
+	secs=2 && [ -n "$mode" ] && secs=1
+	for t in 1 2 8 64; do
+		sysbench threads --threads=$t --thread-yields=1000 \
+		    --thread-locks=8 --time=$secs run |
+		    awk -v t=$t '
+			/total time:/ { tt = $3 + 0 }
+			/total number of events:/ { ev = $5 }
+			/avg:/ { avg = $2 } /max:/ { mx = $2 }
+			/95th percentile:/ { p95 = $3 }
+			END {
+				if (tt == 0 || ev == "") exit 1
+				c = "T=" t
+				printf "R\tthreads\t%s\tsysbench\tevents/s\t%.1f\n", c, ev / tt
+				printf "R\tthreads\t%s\tsysbench\tavg_ms\t%s\n", c, avg
+				printf "R\tthreads\t%s\tsysbench\tp95_ms\t%s\n", c, p95
+				printf "R\tthreads\t%s\tsysbench\tmax_ms\t%s\n", c, mx
+			}' || return 1
+	done
+}
+
+b="$build/bench"
+d="$out/data"
+say "ult benchmark suite (${BENCH:-full}): $(nproc) CPUs; logs in $out/logs"
+run micro ult+pthread "$b/micro" $mode --data "$d"
+peer micro go "$gopeer" --exp micro $mode --data "$d"
+peer micro boost "$boostpeer" --exp micro $mode --data "$d"
+run threads ult+pthread "$b/threads" $mode
+if command -v sysbench >/dev/null 2>&1; then
+	run threads sysbench sysbench_threads
+else
+	say "skip: sysbench (not installed)"
+fi
+run nice ult+linux+model "$b/nice" $mode --data "$d"
+run hint ult+pthread "$b/hint" $mode --data "$d"
+run make ult+pthread "$b/make" $mode --data "$d"
+peer make go "$gopeer" --exp make $mode --data "$d"
+peer make boost "$boostpeer" --exp make $mode --data "$d"
+run latency ult+pthread "$b/latency" $mode --data "$d"
+peer latency go "$gopeer" --exp latency $mode --data "$d"
+peer latency boost "$boostpeer" --exp latency $mode --data "$d"
+
+# ministat compares the hint variants' run times at 95% confidence.
+if command -v ministat >/dev/null 2>&1 && [ -f "$d/hint-pthread.txt" ]; then
+	set --
+	for v in ult ult+hint pthread; do
+		[ -f "$d/hint-$v.txt" ] && set -- "$@" "$d/hint-$v.txt"
+	done
+	ministat -c 95 -w 74 "$@" >"$d/hint-ministat.txt" 2>&1
+fi
+
+# Plots: one SVG per experiment where a picture says more.
+awk -F'\t' '$1 == "R" && $2 == "threads" && $3 ~ /^T=/ && $5 == "events/s" {
+	t = substr($3, 3); v[t, $4] = $6; ts[t] = 1 }
+    END { for (t in ts) printf "%s %s %s %s %s\n", t, v[t, "ult"] + 0,
+	v[t, "ult-4bsd"] + 0, v[t, "pthread"] + 0, v[t, "sysbench"] + 0 }' \
+    "$results" | sort -n >"$d/threads.dat"
+plots=""
+if command -v gnuplot >/dev/null 2>&1; then
+	for p in threads nice latency; do
+		[ -f "$here/plot/$p.gp" ] || continue
+		if gnuplot -e "datadir='$d'; out='$out/$p.svg'" \
+		    "$here/plot/$p.gp" 2>>"$out/logs/plots.log"; then
+			plots="$plots $p"
+		fi
+	done
+else
+	say "skip: plots (gnuplot not installed)"
+fi
+
+sh "$here/report.sh" "$out" "$plots" "$failed" >"$out/report.md"
+say ""
+awk -F'\t' -f "$here/summary.awk" "$results" >&2
+say ""
+say "report: $out/report.md ($(elapsed) s)"
+if [ -n "$failed" ]; then
+	say "failed:$failed"
+	exit 1
+fi

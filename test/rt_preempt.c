@@ -164,20 +164,27 @@ test_preempt_interactive(void)
 	struct ult_attr a;
 	ult_thread_t *t[10], *it;
 	struct ult_thread_info ii;
-	uint64_t t0, el;
-	long p0, p;
+	uint64_t t0, el, alone_el;
+	long p0, p, alone;
 
 	if (!preempt_available())
 		SKIP("no asynchronous preemption in this build");
 	init_cfg(1, 1);
 	atomic_store(&stop, 0);
+	atomic_store(&periods, 0);
 	ult_attr_init(&a);
+	/* First alone: the rate of periods this machine gives it now. */
+	CHECK_EQ(ult_spawn(&it, &a, interactive, NULL), 0);
+	usleep(200000);
+	p0 = atomic_load(&periods);
+	t0 = ult_now();
+	usleep(1000000);
+	alone = atomic_load(&periods) - p0;
+	alone_el = ult_now() - t0;
 	for (int i = 0; i < 10; i++) {
 		a.nice = -20 + i * 40 / 9;
 		CHECK_EQ(ult_spawn(&t[i], &a, hog, &c[i]), 0);
 	}
-	a.nice = 0;
-	CHECK_EQ(ult_spawn(&it, &a, interactive, NULL), 0);
 	usleep(1000000); /* let the history settle */
 	p0 = atomic_load(&periods);
 	t0 = ult_now();
@@ -190,14 +197,20 @@ test_preempt_interactive(void)
 		CHECK_EQ(ult_join(t[i], NULL), 0);
 	CHECK_EQ(ult_join(it, NULL), 0);
 	fprintf(stderr,
-	    "interactive: score %d, priority %d, %ld periods in %.2f s "
-	    "(%.0f possible)\n",
-	    ii.interact_score, ii.priority, p, el / 1e9, el / 10.2e6);
+	    "interactive: score %d, priority %d; %.1f periods/s among the "
+	    "hogs, %.1f alone\n",
+	    ii.interact_score, ii.priority, p / (el / 1e9),
+	    alone / (alone_el / 1e9));
 	CHECK(ii.interact_score < 30);
-	/* It keeps running among hogs of every nice.  How promptly is a
-	 * timing question for bench/nice (its wakeup latency), not for a
-	 * test on a shared machine. */
-	CHECK(p > 0);
+	/*
+	 * It keeps its rhythm: counted against its own rate without the
+	 * hogs in the same run, not against the clock.  The margin is wide
+	 * because a loaded host deschedules a worker that is always busy
+	 * more than one that sleeps; a thread that lost its interactive
+	 * standing would wait out ten hogs' slices per period and fall far
+	 * below it.
+	 */
+	CHECK(p * alone_el * 2 >= alone * el);
 	CHECK_EQ(ult_shutdown(), 0);
 }
 

@@ -40,6 +40,7 @@ atomic_int balance_interval = ULT_STATHZ;
 atomic_int steal_idle = 1;
 atomic_int steal_thresh = 2;
 atomic_int trysteal_limit = 2;
+atomic_int steal_stranded = 1;
 atomic_int always_steal = 0;
 
 struct tdq *tdq_cpu;
@@ -876,6 +877,7 @@ static const struct sched_tunable ule_tunables[] = {
     {"kern.sched.steal_idle", &steal_idle, 0, 1, NULL, NULL},
     {"kern.sched.steal_thresh", &steal_thresh, 0, 1000000, NULL, NULL},
     {"kern.sched.trysteal_limit", &trysteal_limit, 0, 1000000, NULL, NULL},
+    {"kern.sched.steal_stranded", &steal_stranded, 0, 1, NULL, NULL},
     {"kern.sched.always_steal", &always_steal, 0, 1, NULL, NULL},
     {"kern.sched.preemption", NULL, 0, 0, one_get, NULL},
     {"kern.ccpu", NULL, 0, 0, zero_get, NULL},

@@ -119,13 +119,14 @@ _Static_assert(PRI_MIN_BATCH == 136 && SCHED_PRI_MIN == 156 &&
 #define steal_idle ult__ule_steal_idle
 #define steal_thresh ult__ule_steal_thresh
 #define trysteal_limit ult__ule_trysteal_limit
+#define steal_stranded ult__ule_steal_stranded
 #define always_steal ult__ule_always_steal
 #define tickincr ult__ule_tickincr
 #define realstathz ult__ule_realstathz
 extern atomic_int sched_interact, sched_slice, sched_slice_min, preempt_thresh,
     static_boost, sched_idlespins, sched_idlespinthresh, affinity, rebalance,
-    balance_interval, steal_idle, steal_thresh, trysteal_limit, always_steal,
-    tickincr, realstathz;
+    balance_interval, steal_idle, steal_thresh, trysteal_limit, steal_stranded,
+    always_steal, tickincr, realstathz;
 
 /* The per-CPU queues, sized at init. */
 #define tdq_cpu ult__ule_tdq_cpu

@@ -425,8 +425,46 @@ steal_escalate(const struct cpu_group *cg, int *goup)
 }
 
 /*
+ * ult's addition, with no FreeBSD counterpart.  steal_thresh leaves a CPU
+ * its one queued thread because that CPU will run it within an IPI's
+ * microseconds.  A worker is a kernel thread: a thread queued on an idle
+ * CPU waits until the host wakes and schedules that worker, and on a
+ * loaded host that took up to a second (bench/latency) while another
+ * worker, awake, went idle beside it.  So an idle CPU that is about to go
+ * idle itself takes a thread stranded on a CPU whose idle thread is
+ * current; the victim's worker, when it runs, finds its queue empty and
+ * goes back to sleep.  kern.sched.steal_stranded = 0 turns it off.
+ * Called with tdq unlocked; returns 1 if a thread was moved here.
+ */
+static int
+tdq_rescue(struct tdq *tdq)
+{
+	if (TUN(steal_stranded) == 0)
+		return (0);
+	for (int i = 1; i < tdq_ncpu; i++) {
+		struct tdq *v = TDQ_CPU((TDQ_ID(tdq) + i) % tdq_ncpu);
+		int moved;
+
+		if (TDQ_TRANSFERABLE(v) == 0 ||
+		    ULT_LD(&v->tdq_curthread) != v->tdq_idlethread)
+			continue;
+		tdq_lock_pair(tdq, v);
+		moved = TDQ_LOAD(tdq) == 0 && TDQ_TRANSFERABLE(v) != 0 &&
+		    ULT_LD(&v->tdq_curthread) == v->tdq_idlethread &&
+		    tdq_move(v, tdq) != -1;
+		if (moved)
+			ULT_ST(&tdq->tdq_steals, ULT_LD(&tdq->tdq_steals) + 1);
+		tdq_unlock_pair(tdq, v);
+		if (moved || TDQ_LOAD(tdq) > 0)
+			return (1);
+	}
+	return (0);
+}
+
+/*
  * An idle CPU looks for a thread to steal, nearest cache first, from a
- * CPU with at least steal_thresh threads (so the victim keeps one to run).
+ * CPU with at least steal_thresh threads (so the victim keeps one to run),
+ * then for a stranded one (tdq_rescue).
  * Returns 0 when this CPU now has work, 1 when it should go idle.
  */
 int
@@ -450,7 +488,7 @@ restart:
 		if (cpu == -1) {
 			cg = steal_escalate(cg, &goup);
 			if (cg == NULL)
-				return (1);
+				return (tdq_rescue(tdq) ? 0 : 1);
 			continue;
 		}
 		steal = TDQ_CPU(cpu);
@@ -526,6 +564,7 @@ tdq_trysteal(struct tdq *tdq)
 		TDQ_UNLOCK(steal);
 		return;
 	}
+	tdq_rescue(tdq);
 	TDQ_LOCK(tdq);
 }
 

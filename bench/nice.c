@@ -1,0 +1,853 @@
+/*
+ * nice: CPU shares of eleven CPU hogs at nice -20, -16, ..., +20 that
+ * share one CPU, and the wakeup latency of an interactive thread that
+ * runs next to them (benchmarks.md section 5; the FreeBSD origin watched
+ * `top -o cpu' with eleven niced shells).
+ *
+ *   ult       the hogs are uthreads on one worker, sched_ule, preempt=1
+ *   ult-4bsd  the same under sched_4bsd
+ *   linux     the hogs are processes pinned to one CPU, setpriority()
+ *   model     ule-nice-model.py ("classic" variant, ULE-C as ported)
+ *             recomputed here for the same run length
+ *
+ * Shares are each hog's CPU time over the hogs' total: runtime_ns from
+ * ult_thread_info for ult, /proc/PID/schedstat (wait4 rusage where that
+ * is missing) for linux.  The interactive thread (nice 0) sleeps 10 ms
+ * to an absolute deadline, then computes for 0.2 ms, in a loop; its
+ * lateness past the deadline is reported as p50/p99/max.  Linux clamps
+ * nice +20 to +19; the share line stays labelled nice=20.
+ *
+ * Checks (no timing assertions): the hogs ran, the probe woke, and the
+ * CPU time of hogs and probe adds up to the window on the one CPU: above
+ * 110 % they did not share one CPU (two would give up to 200 %; the
+ * margin is for the hogs' last moments after the window); below 90 %
+ * for ult, whose clock is the worker's wall time, the accounting lost
+ * time; for linux, less than 90 % only warns: other processes may
+ * share that CPU (on a loaded 2-CPU host the hogs got 39 %).
+ *
+ * Usage: nice [--quick] [--secs S] [--data DIR] [--model]
+ *   --secs S   run each runtime S seconds (default 8, quick 1)
+ *   --data DIR write DIR/nice.dat: `<nice> <ult> <ult-4bsd> <linux>
+ *              <model>' shares in %, `-' where a runtime was skipped
+ *              (bench/plot/nice.gp draws it)
+ *   --model    print only the model's lines (to check the port)
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ult.h"
+
+#define NHOGS 11
+#define PERIOD_NS 10000000ull /* the probe's sleep */
+#define PROBE_WORK_US 200.0   /* and its computation */
+
+static const int nices[NHOGS] = {-20, -16, -12, -8, -4, 0, 4, 8, 12, 16, 20};
+
+enum {
+	RT_ULT,
+	RT_4BSD,
+	RT_LINUX,
+	RT_MODEL,
+	NRT
+};
+static const char *rtname[NRT] = {"ult", "ult-4bsd", "linux", "model"};
+
+static double share[NRT][NHOGS];
+static int have[NRT];
+static int failed;
+static double spins_per_us;
+static atomic_int stop, probe_ready;
+
+static uint64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
+}
+
+/* Busy work: the accumulator is local so no two threads share its line. */
+static void
+busy(long n)
+{
+	volatile unsigned long sink = 0;
+
+	for (long i = 0; i < n; i++)
+		sink += (unsigned long)i;
+}
+
+/* Iterations of busy() per microsecond, the best of five tries: the
+ * probe's 0.2 ms is computation, not a wall-clock spin that would also
+ * count the time it spends preempted. */
+static void
+calibrate(void)
+{
+	long n = 2000000;
+	uint64_t best = UINT64_MAX;
+
+	for (int r = 0; r < 5; r++) {
+		uint64_t t0 = now_ns(), d;
+
+		busy(n);
+		d = now_ns() - t0;
+		best = d < best ? d : best;
+	}
+	spins_per_us = (double)n * 1000.0 / (double)(best ? best : 1);
+}
+
+static void
+watchdog(int sig)
+{
+	static const char msg[] = "nice: watchdog: a run did not finish\n";
+
+	(void)sig;
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(3);
+}
+
+static void
+fail(const char *what, const char *rt)
+{
+	fprintf(stderr, "nice: FAIL %s: %s\n", rt, what);
+	failed = 1;
+}
+
+static void
+result(const char *cas, const char *rt, const char *metric, double v)
+{
+	printf("R\tnice\t%s\t%s\t%s\t%.3f\n", cas, rt, metric, v);
+}
+
+/* ---- the interactive probe's record ---- */
+
+struct probe {
+	uint64_t *lat;
+	size_t n, cap;
+	uint64_t cpu_ns;
+	int prio, score;
+};
+
+static void
+probe_init(struct probe *p, double secs)
+{
+	memset(p, 0, sizeof(*p));
+	p->cap = (size_t)(secs * 1e9 / (double)PERIOD_NS) + 64;
+	if ((p->lat = calloc(p->cap, sizeof(*p->lat))) == NULL)
+		abort();
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x < y ? -1 : x > y);
+}
+
+static void
+probe_report(struct probe *p, const char *rt)
+{
+	if (p->n == 0) {
+		fail("the interactive thread never woke", rt);
+		return;
+	}
+	qsort(p->lat, p->n, sizeof(*p->lat), cmp_u64);
+	fprintf(stderr, "  %s interactive: %zu wakeups\n", rt, p->n);
+	result("interactive", rt, "p50_us", (double)p->lat[p->n / 2] / 1e3);
+	result("interactive", rt, "p99_us",
+	    (double)p->lat[p->n * 99 / 100] / 1e3);
+	result("interactive", rt, "max_us", (double)p->lat[p->n - 1] / 1e3);
+	free(p->lat);
+}
+
+/* Shares from per-hog CPU times, and the sum check against the window. */
+static void
+shares(int rt, const uint64_t *cpu, uint64_t probe_cpu, uint64_t window,
+    double lo_fail, double lo_warn)
+{
+	uint64_t tot = 0;
+	double used;
+
+	for (int i = 0; i < NHOGS; i++)
+		tot += cpu[i];
+	used = 100.0 * (double)(tot + probe_cpu) / (double)window;
+	fprintf(stderr,
+	    "  %s: hogs %.3f s + probe %.3f s of a %.3f s window on one CPU "
+	    "(%.1f %%)\n",
+	    rtname[rt], (double)tot / 1e9, (double)probe_cpu / 1e9,
+	    (double)window / 1e9, used);
+	if (tot == 0) {
+		fail("no hog ran", rtname[rt]);
+		return;
+	}
+	if (used > 110.0)
+		fail("more CPU time than one CPU has: not on one CPU",
+		    rtname[rt]);
+	else if (used < lo_fail)
+		fail("the CPU times do not add up to the window", rtname[rt]);
+	else if (used < lo_warn)
+		fprintf(stderr,
+		    "  %s: warning: only %.1f %% of the CPU (other load?)\n",
+		    rtname[rt], used);
+	for (int i = 0; i < NHOGS; i++) {
+		char cas[16];
+
+		share[rt][i] = 100.0 * (double)cpu[i] / (double)tot;
+		snprintf(cas, sizeof(cas), "nice=%d", nices[i]);
+		result(cas, rtname[rt], "share%", share[rt][i]);
+	}
+	have[rt] = 1;
+}
+
+/* Start the hogs only once the probe sleeps in its loop: a nice 0
+ * thread that has not run yet may not get a first run for seconds next
+ * to nice -20 hogs under 4BSD, and would then measure nothing. */
+static void
+wait_probe(void)
+{
+	while (!atomic_load(&probe_ready))
+		nanosleep(&(struct timespec){0, 100000}, NULL);
+}
+
+/* ---- ult: uthreads on one worker ---- */
+
+struct uhog {
+	ult_thread_t *t;
+	uint64_t runtime_ns;
+};
+
+/* Charge the current stint (runtime_ns grows at switches) and read it. */
+static uint64_t
+own_runtime(int *prio, int *score)
+{
+	struct ult_thread_info i;
+
+	ult_yield();
+	if (ult_thread_info(NULL, &i) != 0)
+		abort();
+	if (prio != NULL) {
+		*prio = i.priority;
+		*score = i.interact_score;
+	}
+	return (i.runtime_ns);
+}
+
+static void *
+ult_hog(void *arg)
+{
+	struct uhog *h = arg;
+
+	while (!atomic_load_explicit(&stop, memory_order_relaxed))
+		busy(1000);
+	h->runtime_ns = own_runtime(NULL, NULL);
+	return (NULL);
+}
+
+static void *
+ult_probe(void *arg)
+{
+	struct probe *p = arg;
+	long work = (long)(PROBE_WORK_US * spins_per_us);
+
+	atomic_store(&probe_ready, 1);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		uint64_t dl = ult_now() + PERIOD_NS, late;
+
+		ult_sleep_until(dl);
+		late = ult_now() - dl;
+		if (p->n < p->cap)
+			p->lat[p->n++] = late;
+		busy(work);
+	}
+	p->cpu_ns = own_runtime(&p->prio, &p->score);
+	return (NULL);
+}
+
+static void
+run_ult(int rt, const char *policy, double secs)
+{
+	struct ult_config cfg = {0};
+	struct uhog hog[NHOGS];
+	struct probe p;
+	struct ult_cpu_info ci;
+	struct ult_attr a;
+	ult_thread_t *pt;
+	uint64_t t0, t1, cpu[NHOGS];
+	int e;
+
+	cfg.ncpu = 1;
+	cfg.policy = policy;
+	cfg.preempt = 1;
+	if ((e = ult_init(&cfg)) != 0) {
+		fprintf(stderr, "skip: %s ult_init: %s\n", rtname[rt],
+		    strerror(e));
+		return;
+	}
+	fprintf(stderr, "%s: %s, 1 worker, preempt on, %.1f s\n", rtname[rt],
+	    ult_sched_name(), secs);
+	probe_init(&p, secs);
+	atomic_store(&stop, 0);
+	atomic_store(&probe_ready, 0);
+	alarm((unsigned)secs + 60);
+	ult_attr_init(&a);
+	a.name = "probe";
+	if (ult_spawn(&pt, &a, ult_probe, &p) != 0)
+		abort();
+	wait_probe();
+	t0 = ult_now();
+	for (int i = 0; i < NHOGS; i++) {
+		a.nice = nices[i];
+		a.name = "hog";
+		if (ult_spawn(&hog[i].t, &a, ult_hog, &hog[i]) != 0)
+			abort();
+	}
+	ult_sleep_ns((uint64_t)(secs * 1e9));
+	atomic_store(&stop, 1);
+	t1 = ult_now();
+	for (int i = 0; i < NHOGS; i++) {
+		ult_join(hog[i].t, NULL);
+		cpu[i] = hog[i].runtime_ns;
+	}
+	ult_join(pt, NULL);
+	/* Sanitizer and static builds run without asynchronous preemption:
+	 * then the first hog keeps the worker and the shares say nothing. */
+	if (ult_cpu_info(0, &ci) == 0 && ci.preemptions == 0)
+		fprintf(stderr, "  %s: note: no preemption happened\n",
+		    rtname[rt]);
+	ult_shutdown();
+	alarm(0);
+	fprintf(stderr, "  %s probe: priority %d, interactivity score %d\n",
+	    rtname[rt], p.prio, p.score);
+	shares(rt, cpu, p.cpu_ns, t1 - t0, 90.0, 90.0);
+	probe_report(&p, rtname[rt]);
+}
+
+/* ---- linux: kernel processes pinned to one CPU ---- */
+
+static int lx_cpu;
+
+static void
+pin_self(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static void *
+lx_probe(void *arg)
+{
+	struct probe *p = arg;
+	long work = (long)(PROBE_WORK_US * spins_per_us);
+	struct timespec c0, c1;
+
+	pin_self(lx_cpu);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+	atomic_store(&probe_ready, 1);
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		uint64_t dl = now_ns() + PERIOD_NS;
+		struct timespec ts = {(time_t)(dl / 1000000000ull),
+		    (long)(dl % 1000000000ull)};
+
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+			   NULL) == EINTR)
+			;
+		if (p->n < p->cap)
+			p->lat[p->n++] = now_ns() - dl;
+		busy(work);
+	}
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+	p->cpu_ns = (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000ll +
+	    (c1.tv_nsec - c0.tv_nsec));
+	return (NULL);
+}
+
+/* Time on the CPU in ns, the first field of /proc/PID/schedstat. */
+static int
+schedstat_ns(pid_t pid, uint64_t *ns)
+{
+	char path[64];
+	unsigned long long v;
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)pid);
+	if ((f = fopen(path, "r")) == NULL)
+		return (-1);
+	ok = fscanf(f, "%llu", &v) == 1;
+	fclose(f);
+	*ns = v;
+	return (ok ? 0 : -1);
+}
+
+/* A child tries nice -20: it needs CAP_SYS_NICE (or RLIMIT_NICE). */
+static int
+nice_allowed(void)
+{
+	int status;
+	pid_t pid;
+
+	if ((pid = fork()) < 0)
+		return (0);
+	if (pid == 0)
+		_exit(setpriority(PRIO_PROCESS, 0, -20) == 0 ? 0 : 1);
+	if (waitpid(pid, &status, 0) != pid)
+		return (0);
+	return (WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+static void
+run_linux(double secs)
+{
+	cpu_set_t all, rest;
+	pid_t pid[NHOGS], parent = getpid();
+	uint64_t t0, t1, s0[NHOGS], s1[NHOGS], cpu[NHOGS];
+	int schedstat = 1, ncpu = 0;
+	struct probe p;
+	pthread_t pt;
+
+	if (!nice_allowed()) {
+		fprintf(stderr,
+		    "skip: linux setpriority(-20) refused (no "
+		    "CAP_SYS_NICE)\n");
+		return;
+	}
+	if (sched_getaffinity(0, sizeof(all), &all) != 0) {
+		fprintf(stderr, "skip: linux sched_getaffinity failed\n");
+		return;
+	}
+	/* The last allowed CPU for the hogs, the others for us. */
+	CPU_ZERO(&rest);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &all)) {
+			lx_cpu = c;
+			ncpu++;
+		}
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &all) && c != lx_cpu)
+			CPU_SET(c, &rest);
+	if (ncpu > 1)
+		sched_setaffinity(0, sizeof(rest), &rest);
+	fprintf(stderr, "linux: 11 processes on CPU %d, %.1f s\n", lx_cpu,
+	    secs);
+	probe_init(&p, secs);
+	atomic_store(&stop, 0);
+	atomic_store(&probe_ready, 0);
+	alarm((unsigned)secs + 60);
+	if (pthread_create(&pt, NULL, lx_probe, &p) != 0)
+		abort();
+	wait_probe();
+	t0 = now_ns();
+	fflush(NULL);
+	for (int i = 0; i < NHOGS; i++) {
+		if ((pid[i] = fork()) < 0) {
+			perror("fork");
+			exit(1);
+		}
+		if (pid[i] == 0) {
+			volatile unsigned long x = 0;
+
+			/* Die with the parent, whatever kills it. */
+			prctl(PR_SET_PDEATHSIG, SIGKILL);
+			if (getppid() != parent)
+				_exit(1);
+			alarm(0);
+			pin_self(lx_cpu);
+			setpriority(PRIO_PROCESS, 0, nices[i]);
+			for (;;)
+				x++;
+		}
+	}
+	for (int i = 0; i < NHOGS; i++)
+		if (schedstat_ns(pid[i], &s0[i]) != 0)
+			schedstat = 0;
+	if (schedstat)
+		t0 = now_ns();
+	nanosleep(&(struct timespec){(time_t)secs,
+		      (long)((secs - (double)(time_t)secs) * 1e9)},
+	    NULL);
+	t1 = now_ns();
+	for (int i = 0; i < NHOGS; i++)
+		if (schedstat && schedstat_ns(pid[i], &s1[i]) != 0)
+			schedstat = 0;
+	atomic_store(&stop, 1);
+	for (int i = 0; i < NHOGS; i++)
+		kill(pid[i], SIGKILL);
+	for (int i = 0; i < NHOGS; i++) {
+		struct rusage ru;
+		int status;
+
+		while (wait4(pid[i], &status, 0, &ru) < 0 && errno == EINTR)
+			;
+		if (!schedstat) {
+			cpu[i] = (uint64_t)(ru.ru_utime.tv_sec +
+				     ru.ru_stime.tv_sec) *
+				1000000000ull +
+			    (uint64_t)(ru.ru_utime.tv_usec +
+				ru.ru_stime.tv_usec) *
+				1000ull;
+			t1 = now_ns();
+		} else
+			cpu[i] = s1[i] - s0[i];
+	}
+	pthread_join(pt, NULL);
+	alarm(0);
+	sched_setaffinity(0, sizeof(all), &all);
+	fprintf(stderr, "  linux: CPU time from %s\n",
+	    schedstat ? "/proc/PID/schedstat" : "wait4 rusage");
+	shares(RT_LINUX, cpu, p.cpu_ns, t1 - t0, 0.0, 90.0);
+	probe_report(&p, "linux");
+}
+
+/*
+ * ---- the model: ule-nice-model.py, variant "classic" (ULE-C) ----
+ *
+ * One CPU, hz 1000, stathz 127, every thread always runnable.  Each
+ * millisecond charges the running thread; each stat tick advances the
+ * calendar, updates %CPU and the interactivity history, recomputes the
+ * user priority and, at the end of the slice, requeues the thread in the
+ * batch calendar at a slot given by its priority and takes the first
+ * thread from the dequeue index on.
+ */
+#define M_HZ 1000
+#define M_STATHZ 127
+#define M_SHIFT 10
+#define M_PMIN_TS 88
+#define M_PMAX_TS 223
+#define M_NRESV 40
+#define M_INTER ((M_PMAX_TS - M_PMIN_TS + 1 - M_NRESV) / 2)
+#define M_PMIN_B (M_PMIN_TS + M_INTER)
+#define M_PMAX_B M_PMAX_TS
+#define M_BRANGE (M_PMAX_TS - M_PMIN_TS + 1 - M_INTER)
+#define M_SPMIN (M_PMIN_B + M_NRESV / 2)
+#define M_SPMAX (M_PMAX_B - M_NRESV / 2)
+#define M_SPR (M_SPMAX - M_SPMIN + 1)
+#define M_NQ 64
+#define M_TARG (10 * M_HZ)
+#define M_TMAX (11 * M_HZ)
+#define M_MAXT 32
+
+struct mthr {
+	int nice, prio, upri, rqidx;
+	long ticks, ltick, ftick, runtime, slptime, slice;
+};
+
+struct mstate {
+	struct mthr th[M_MAXT];
+	int q[M_NQ][M_MAXT], qn[M_NQ];
+	int idx, ridx;
+};
+
+static long
+lmax(long a, long b)
+{
+	return (a > b ? a : b);
+}
+
+static long
+lmin(long a, long b)
+{
+	return (a < b ? a : b);
+}
+
+/* sched_pctcpu_update */
+static void
+m_pctcpu(struct mthr *x, int run, long t)
+{
+	if (t - x->ltick >= M_TARG) {
+		x->ticks = 0;
+		x->ftick = t - M_TARG;
+	} else if (t - x->ftick >= M_TMAX) {
+		x->ticks = (x->ticks / lmax(x->ltick - x->ftick, 1)) *
+		    (x->ltick - (t - M_TARG));
+		x->ftick = t - M_TARG;
+	}
+	if (run)
+		x->ticks += (t - x->ltick) << M_SHIFT;
+	x->ltick = t;
+}
+
+/* sched_interact_score, with sched_interact (30) <= half (50) */
+static long
+m_score(const struct mthr *x)
+{
+	long d;
+
+	if (x->runtime >= x->slptime)
+		return (50);
+	if (x->runtime > x->slptime) {
+		d = lmax(1, x->runtime / 50);
+		return (50 + (50 - x->slptime / d));
+	}
+	if (x->slptime > x->runtime) {
+		d = lmax(1, x->slptime / 50);
+		return (x->runtime / d);
+	}
+	return (x->runtime ? 50 : 0);
+}
+
+/* sched_priority */
+static int
+m_priority(const struct mthr *x)
+{
+	long sc = lmax(0, m_score(x) + x->nice), p;
+
+	if (sc < 30)
+		return ((int)(M_PMIN_TS + M_INTER * sc / 30));
+	p = M_SPMIN;
+	if (x->ticks) {
+		long tot = lmax(x->ltick - x->ftick, M_HZ);
+		long per = ((tot + M_SPR - 1) / M_SPR * M_SPR) / M_SPR;
+
+		p += lmin((x->ticks >> M_SHIFT) / per, M_SPR - 1);
+	}
+	return ((int)(p + x->nice));
+}
+
+/* sched_interact_update */
+static void
+m_interact_update(struct mthr *x)
+{
+	long max = ((long)M_HZ * 5) << M_SHIFT, s = x->runtime + x->slptime;
+
+	if (s < max)
+		return;
+	if (s > max * 2) {
+		if (x->runtime > x->slptime) {
+			x->runtime = max;
+			x->slptime = 1;
+		} else {
+			x->slptime = max;
+			x->runtime = 1;
+		}
+		return;
+	}
+	if (s > (max / 5) * 6) {
+		x->runtime /= 2;
+		x->slptime /= 2;
+		return;
+	}
+	x->runtime = (x->runtime / 5) * 4;
+	x->slptime = (x->slptime / 5) * 4;
+}
+
+/* tdq_runq_add for a batch thread, not preempted: a calendar slot. */
+static void
+m_runq_add(struct mstate *m, int k)
+{
+	struct mthr *x = &m->th[k];
+	int i;
+
+	if (x->prio < M_PMIN_B || x->prio > M_PMAX_B)
+		abort();
+	i = M_NQ * (x->prio - M_PMIN_B) / M_BRANGE;
+	i = (i + m->idx) % M_NQ;
+	if (m->ridx != m->idx && i == m->ridx)
+		i = (i - 1 + M_NQ) % M_NQ;
+	x->rqidx = i;
+	m->q[i][m->qn[i]++] = k;
+}
+
+static void
+m_runq_rem(struct mstate *m, int k)
+{
+	int i = m->th[k].rqidx, j;
+
+	for (j = 0; m->q[i][j] != k; j++)
+		;
+	memmove(&m->q[i][j], &m->q[i][j + 1],
+	    (size_t)(m->qn[i] - j - 1) * sizeof(int));
+	m->qn[i]--;
+	if (m->idx != m->ridx && m->qn[i] == 0 && m->ridx == i)
+		m->ridx = (i + 1) % M_NQ;
+}
+
+static int
+m_choose(const struct mstate *m)
+{
+	for (int k = 0; k < M_NQ; k++) {
+		int i = (m->ridx + k) % M_NQ;
+
+		if (m->qn[i] > 0)
+			return (m->q[i][0]);
+	}
+	return (-1);
+}
+
+/* Run n always-runnable threads for `seconds', counting CPU from `warm'
+ * seconds on; share[] gets each thread's percentage. */
+static void
+model_run(const int *nv, int n, long seconds, long warm, double *out)
+{
+	static struct mstate m;
+	long cputime[M_MAXT] = {0}, statacc = 0, tot = 0;
+	long slice = M_STATHZ / 10, slice_min = slice / 6, sl;
+	long tickincr = ((long)M_HZ << M_SHIFT) / M_STATHZ;
+	int cur = 0;
+
+	memset(&m, 0, sizeof(m));
+	for (int k = 0; k < n; k++) {
+		m.th[k].nice = nv[k];
+		m.th[k].prio = m.th[k].upri = m_priority(&m.th[k]);
+	}
+	for (int k = 1; k < n; k++)
+		m_runq_add(&m, k);
+	/* The classic rule: a load of six or more gets the minimum slice. */
+	sl = n - 1 >= 6	 ? slice_min
+	    : n - 1 <= 1 ? slice
+			 : lmax(slice_min, slice / (n - 1));
+	for (long t = 1; t <= seconds * M_HZ; t++) {
+		struct mthr *c = &m.th[cur];
+
+		if (t > warm * M_HZ)
+			cputime[cur]++;
+		statacc += M_STATHZ;
+		if (statacc < M_HZ)
+			continue;
+		statacc -= M_HZ;
+		/* sched_clock: advance the calendar's insert index. */
+		if (m.idx == m.ridx) {
+			m.idx = (m.idx + 1) % M_NQ;
+			if (m.qn[m.ridx] == 0)
+				m.ridx = m.idx;
+		}
+		m_pctcpu(c, 1, t);
+		c->runtime += tickincr;
+		m_interact_update(c);
+		c->upri = m_priority(c);
+		if (++c->slice >= sl) {
+			int nt;
+
+			c->slice = 0;
+			c->prio = c->upri;
+			m_pctcpu(c, 1, t);
+			m_runq_add(&m, cur);
+			nt = m_choose(&m);
+			m_runq_rem(&m, nt);
+			m_pctcpu(&m.th[nt], 0, t);
+			m.th[nt].prio = m.th[nt].upri;
+			cur = nt;
+		}
+	}
+	for (int k = 0; k < n; k++)
+		tot += cputime[k];
+	for (int k = 0; k < n; k++)
+		out[k] = tot ? 100.0 * (double)cputime[k] / (double)tot : 0.0;
+}
+
+static void
+run_model(long secs)
+{
+	double steady[NHOGS], sum = 0;
+
+	model_run(nices, NHOGS, 120, 20, steady);
+	fprintf(stderr,
+	    "model (ULE-C, classic) steady state, 120 s after "
+	    "20 s:");
+	for (int i = 0; i < NHOGS; i++)
+		fprintf(stderr, " %.2f", steady[i]);
+	fprintf(stderr, "\nmodel for the measured %ld s from the start:\n",
+	    secs);
+	model_run(nices, NHOGS, secs, 0, share[RT_MODEL]);
+	for (int i = 0; i < NHOGS; i++) {
+		char cas[16];
+
+		snprintf(cas, sizeof(cas), "nice=%d", nices[i]);
+		result(cas, "model", "share%", share[RT_MODEL][i]);
+		sum += share[RT_MODEL][i];
+	}
+	if (sum < 99.9 || sum > 100.1)
+		fail("shares do not add up", "model");
+	have[RT_MODEL] = 1;
+}
+
+static int
+write_data(const char *dir)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/nice.dat", dir);
+	if ((f = fopen(path, "w")) == NULL) {
+		perror(path);
+		return (-1);
+	}
+	fprintf(f,
+	    "# CPU share %% of 11 hogs on one CPU; '-' = runtime "
+	    "skipped\n# nice ult ult-4bsd linux model\n");
+	for (int i = 0; i < NHOGS; i++) {
+		fprintf(f, "%d", nices[i]);
+		for (int rt = 0; rt < NRT; rt++)
+			if (have[rt])
+				fprintf(f, " %.3f", share[rt][i]);
+			else
+				fprintf(f, " -");
+		fprintf(f, "\n");
+	}
+	fclose(f);
+	fprintf(stderr, "wrote %s\n", path);
+	return (0);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *data = NULL;
+	double secs = 8;
+	int quick = 0, model_only = 0, secs_set = 0;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--quick") == 0)
+			quick = 1;
+		else if (strcmp(argv[i], "--model") == 0)
+			model_only = 1;
+		else if (strcmp(argv[i], "--secs") == 0 && i + 1 < argc) {
+			secs = atof(argv[++i]);
+			secs_set = 1;
+		} else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
+			data = argv[++i];
+		else {
+			fprintf(stderr,
+			    "usage: nice [--quick] [--secs S] [--data DIR] "
+			    "[--model]\n");
+			return (2);
+		}
+	}
+	if (quick && !secs_set)
+		secs = 1;
+	if (secs < 0.1 || secs > 3600) {
+		fprintf(stderr, "nice: --secs out of range\n");
+		return (2);
+	}
+	signal(SIGALRM, watchdog);
+	/* The model counts whole seconds, like the Python original. */
+	run_model(secs < 1 ? 1 : (long)(secs + 0.5));
+	if (!model_only) {
+		calibrate();
+		fprintf(stderr, "busy loop: %.0f iterations/us\n",
+		    spins_per_us);
+		run_ult(RT_ULT, "ule", secs);
+		run_ult(RT_4BSD, "4bsd", secs);
+		run_linux(secs);
+	}
+	if (data != NULL && write_data(data) != 0)
+		return (1);
+	if (failed)
+		return (1);
+	return (0);
+}

@@ -1,0 +1,132 @@
+#!/bin/sh
+# Write report.md from a suite run: report.sh <out-dir> "<plots>" "<failed>"
+set -u
+out=$1 plots=$2 failed=$3
+here=$(cd "$(dirname "$0")" && pwd)
+results="$out/results.tsv"
+
+table() { # table <experiment> <baseline>
+	awk -v ex="$1" -v base="$2" -f "$here/report.awk" "$results"
+}
+plot() { # plot <name> <caption>
+	case " $plots " in
+	*" $1 "*) printf '\n![%s](%s.svg)\n' "$2" "$1" ;;
+	esac
+}
+skips() { # the peers and parts an experiment skipped, from its log
+	[ -f "$out/logs/$1.log" ] || return 0
+	grep '^skip:' "$out/logs/$1.log" | sort -u | sed 's/^/- /'
+}
+
+cat <<EOF
+# ult benchmark report
+
+- date: $(date -u '+%Y-%m-%d %H:%M UTC'), mode: ${BENCH:-full}
+- machine: $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(nproc) CPUs, kernel $(uname -r)
+- ult: $(git -C "$here/.." describe --always --dirty 2>/dev/null || echo unknown)
+- Figures from shared machines are noisy: the ratios within one run are the
+  result, not the absolute numbers.  Ratio columns are value / baseline, so
+  read them with the metric's direction (ns/op: lower is better, events/s:
+  higher is better).
+EOF
+if [ -n "$failed" ]; then
+	printf '\n**Failed in this run:**%s (see logs/).\n' "$failed"
+fi
+
+cat <<EOF
+
+## micro: the cost of the primitives
+
+Yield (two threads on one CPU), create+join, a mutex+condvar handoff
+between two threads, a bounded-queue producer/consumer, skynet (a
+10-ary tree of a million threads that sums its leaves, with peak RSS) and
+thread-ring (503 threads passing a token).  Each is the median of several
+rounds.  Baseline: kernel threads (pthread); Go goroutines and Boost.Fiber
+fibers where they were installed.
+
+EOF
+table micro pthread
+skips micro
+
+cat <<EOF
+
+## threads: sysbench's scheduler test
+
+sysbench \`threads\`: T threads, each event is 1000 x (lock one of 8
+mutexes, yield, unlock), so every yield goes through the scheduler's run
+queues and their locks: ULE's per-CPU locks against 4BSD's global
+\`sched_lock\`.  ult under both policies on all workers, kernel threads
+running the same loop (pthread, the baseline) and the real \`sysbench
+threads\` with the same parameters.  The \`w=W,T=T\` rows repeat the
+workload at W workers (more than CPUs is allowed) with the number of
+scheduler-lock acquisitions that had to wait: the FreeBSD developers
+measured per-CPU locks 3.8x faster than one global lock on 8 cores.
+
+EOF
+table threads pthread
+plot threads "events/s against threads"
+skips threads
+
+cat <<EOF
+
+## nice: fair shares
+
+Eleven CPU hogs at nice -20, -16, ..., +20 share one CPU: ult (one
+worker, asynchronous preemption) under ULE and 4BSD, the same with kernel
+processes under the Linux scheduler, and the share ULE's formulas predict
+(the model, the baseline here).  An interactive thread (sleeps 10 ms,
+runs 0.2 ms) runs beside them; its wakeup latency is the \`interactive\`
+row.
+
+EOF
+table nice model
+plot nice "CPU share by nice value"
+skips nice
+
+cat <<EOF
+
+## hint: scheduler hints (Robert Love's semaphore test)
+
+Five threads share one semaphore: busy loop, wait, busy loop (the
+critical section), post.  A thread preempted inside the critical section
+stalls the other four.  ult without hints, ult with
+\`ult_schedctl_start/stop\` around the critical section (the Solaris
+schedctl idea), and kernel threads with POSIX semaphores.  Median of the
+runs; voluntary and involuntary switches summed over the threads.
+
+EOF
+table hint pthread
+if [ -f "$out/data/hint-ministat.txt" ]; then
+	printf '\nministat, run times in seconds, 95%% confidence:\n\n```\n'
+	cat "$out/data/hint-ministat.txt"
+	printf '```\n'
+fi
+skips hint
+
+cat <<EOF
+
+## make: a parallel-make DAG
+
+A synthetic \`make -jN\`: 50 directories x 40 files, a dependency stage,
+then compile tasks with log-normal CPU time and a short sleep, an archive
+per directory, one link; at most J tasks at once (a token semaphore) and
+every task on a freshly created thread, as make forks a process per job.
+Real, user and sys time like \`time make\`.
+
+EOF
+table make pthread
+skips make
+
+cat <<EOF
+
+## latency: wakeup latency (schbench-like)
+
+A message thread wakes four workers every millisecond; each records how
+long after the wakeup it ran, then works 50 us.  Without CPU hogs and with
+one hog per CPU.  p50/p99/p99.9/max in microseconds.
+
+EOF
+table latency pthread
+plot latency "wakeup latency CDF"
+skips latency
+printf '\n---\nRaw results: results.tsv; program logs: logs/.\n'

@@ -1,0 +1,29 @@
+# One-screen console summary of a suite run: the headline row of each
+# experiment, every runtime that produced it.  Input: results.tsv.
+BEGIN {
+	FS = "\t"
+	n = split("micro|yield|ns/op micro|create_join|ns/op " \
+	    "micro|mutex_handoff|ns/op micro|condvar_prodcons|ns/item " \
+	    "micro|skynet|ms micro|thread_ring|ns/op " \
+	    "threads|T=2|events/s threads|T=64|events/s " \
+	    "nice|nice=0|share% nice|interactive|p99_us " \
+	    "hint|run|s make|j4|real_s make|j16|real_s " \
+	    "latency|hogs=0|p99_us latency|hogs=N|p99_us", want, " ")
+}
+$1 == "R" {
+	c = $3
+	if ($2 == "latency" && c ~ /^hogs=[1-9]/)
+		c = "hogs=N" # one hog per CPU: the count is the machine's
+	k = $2 "|" c "|" $5
+	if (!((k, $4) in v))
+		line[k] = line[k] sprintf("  %s %s", $4, $6)
+	v[k, $4] = 1
+}
+END {
+	printf "%-8s %-17s %-9s %s\n", "exp", "case", "metric", "runtime value ..."
+	for (i = 1; i <= n; i++) {
+		split(want[i], p, "|")
+		if (want[i] in line)
+			printf "%-8s %-17s %-9s%s\n", p[1], p[2], p[3], line[want[i]]
+	}
+}
