@@ -24,7 +24,8 @@ check: dev
 	ctest --test-dir build/dev --output-on-failure -j $(CTEST_JOBS)
 
 bench: release
-	./bench/run.sh build/release build/bench
+	sh bench/deps.sh
+	sh bench/run.sh build/release build/bench
 
 install: release
 	cmake --install build/release --prefix $(PREFIX)

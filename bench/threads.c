@@ -275,8 +275,9 @@ main(int argc, char **argv)
 		emit(cs, "ult", &u);
 		emit(cs, "ult-4bsd", &b);
 		emit(cs, "pthread", &p);
-		fprintf(stderr, "  %-5s ult %.0f  ult-4bsd %.0f  pthread %.0f ev/s\n",
-		    cs, u.eps, b.eps, p.eps);
+		fprintf(stderr,
+		    "  %-5s ult %.0f  ult-4bsd %.0f  pthread %.0f ev/s\n", cs,
+		    u.eps, b.eps, p.eps);
 	}
 	/* Lock cost: the same workload across worker counts. */
 	for (unsigned w = 0; w < sizeof(ws) / sizeof(ws[0]); w++) {
@@ -289,8 +290,8 @@ main(int argc, char **argv)
 			snprintf(cs, sizeof(cs), "w=%d,T=%d", ws[w], ts[k]);
 			printf("R\tthreads\t%s\tult\tevents/s\t%.1f\n", cs,
 			    u.eps);
-			printf("R\tthreads\t%s\tult-4bsd\tevents/s\t%.1f\n",
-			    cs, b.eps);
+			printf("R\tthreads\t%s\tult-4bsd\tevents/s\t%.1f\n", cs,
+			    b.eps);
 			printf("R\tthreads\t%s\tult\tlock_waits\t%llu\n", cs,
 			    (unsigned long long)u.waits);
 			printf("R\tthreads\t%s\tult-4bsd\tlock_waits\t%llu\n",
