@@ -7,11 +7,15 @@
  * lock-holder-preemption convoy that Love's sched_hint(HINT_TIME) and
  * Solaris' schedctl_start() address.
  *
- *   ult       uthreads on all workers, preempt=1, ult_sem_t
+ *   ult       uthreads, preempt=1, ult_sem_t
  *   ult+hint  the same, with ult_schedctl_start() after the wait and
  *             ult_schedctl_stop() before the post (a preemption owed
  *             inside is deferred to the stop, up to a bound)
  *   pthread   five pthreads and a POSIX sem_t
+ *
+ * Two cases: `all' (every worker; pthreads unpinned) and `w=1' (one
+ * worker; pthreads pinned to one CPU), where a preempted holder stalls
+ * everyone and the hint should pay most.
  *
  * Work is a calibrated loop (iterations per microsecond measured at
  * start), not a wall-clock spin: 30 us outside and 30 us inside, 1600
@@ -23,10 +27,12 @@
  * atomic must end at 5 x iterations.
  *
  * Usage: hint [--quick] [--runs N] [--data DIR]
- *   --data DIR  write DIR/hint-<runtime>.txt, one duration (s) per line,
+ *   --data DIR  write DIR/hint-<runtime>.txt (case all) and
+ *               DIR/hint-<runtime>-w1.txt, one duration (s) per line,
  *               for ministat
  */
 #include <errno.h>
+#include <sched.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <signal.h>
@@ -55,6 +61,8 @@ static const char *vname[NV] = {"ult", "ult+hint", "pthread"};
 static double spins_per_us;
 static long iters, spins;
 static int hinted;
+static int one_cpu; /* case w=1 */
+static cpu_set_t first_cpu;
 static long counter; /* guarded by the semaphore alone */
 static ult_sem_t usem;
 static sem_t psem;
@@ -144,6 +152,9 @@ pt_worker(void *arg)
 	struct tstat *st = arg;
 	struct rusage ru;
 
+	if (one_cpu)
+		pthread_setaffinity_np(pthread_self(), sizeof(first_cpu),
+		    &first_cpu);
 	for (long k = 0; k < iters; k++) {
 		busy(spins);
 		while (sem_wait(&psem) != 0)
@@ -186,7 +197,7 @@ run(int v, struct tstat *sum)
 		t1 = now_ns();
 		sem_destroy(&psem);
 	} else {
-		cfg.ncpu = 0; /* all workers */
+		cfg.ncpu = one_cpu ? 1 : 0; /* 0: all workers */
 		cfg.policy = "ule";
 		cfg.preempt = 1;
 		if ((e = ult_init(&cfg)) != 0) {
@@ -243,7 +254,8 @@ median(const double *v, int n)
 static void
 result(const char *rt, const char *metric, double v)
 {
-	printf("R\thint\trun\t%s\t%s\t%.4f\n", rt, metric, v);
+	printf("R\thint\t%s\t%s\t%s\t%.4f\n", one_cpu ? "w=1" : "all", rt,
+	    metric, v);
 }
 
 int
@@ -281,48 +293,61 @@ main(int argc, char **argv)
 	    "hint: %d threads x %ld iterations of %.0f us + %.0f us "
 	    "(critical section), %ld spins each (%.0f/us), %d runs\n",
 	    NTHR, iters, WORK_US, WORK_US, spins, spins_per_us, runs);
-	/* Interleave the variants so that drift in the machine's speed or
-	 * load spreads over all three alike. */
-	for (int r = 0; r < runs; r++)
-		for (int v = 0; v < NV; v++) {
-			struct tstat s;
-
-			alarm(120);
-			sec[v][r] = run(v, &s);
-			alarm(0);
-			vol[v][r] = (double)s.nvcsw;
-			invol[v][r] = (double)s.nivcsw;
-			fprintf(stderr,
-			    "  run %d %-8s %.3f s  nvcsw %llu  nivcsw %llu",
-			    r + 1, vname[v], sec[v][r],
-			    (unsigned long long)s.nvcsw,
-			    (unsigned long long)s.nivcsw);
-			if (v == V_HINT)
-				fprintf(stderr, "  deferred %llu forced %llu",
-				    (unsigned long long)s.deferred,
-				    (unsigned long long)s.forced);
-			fprintf(stderr, "\n");
+	if (sched_getaffinity(0, sizeof(first_cpu), &first_cpu) != 0)
+		CPU_ZERO(&first_cpu);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &first_cpu)) {
+			CPU_ZERO(&first_cpu);
+			CPU_SET(c, &first_cpu);
+			break;
 		}
-	for (int v = 0; v < NV; v++) {
-		result(vname[v], "s", median(sec[v], runs));
-		result(vname[v], "nvcsw", median(vol[v], runs));
-		result(vname[v], "nivcsw", median(invol[v], runs));
-	}
-	if (data != NULL)
-		for (int v = 0; v < NV; v++) {
-			char path[4096];
-			FILE *f;
+	for (one_cpu = 0; one_cpu < 2; one_cpu++) {
+		fprintf(stderr, "case %s\n", one_cpu ? "w=1" : "all");
+		/* Interleave the variants so that drift in the machine's speed
+		 * or load spreads over all three alike. */
+		for (int r = 0; r < runs; r++)
+			for (int v = 0; v < NV; v++) {
+				struct tstat s;
 
-			snprintf(path, sizeof(path), "%s/hint-%s.txt", data,
-			    vname[v]);
-			if ((f = fopen(path, "w")) == NULL) {
-				perror(path);
-				return (1);
+				alarm(120);
+				sec[v][r] = run(v, &s);
+				alarm(0);
+				vol[v][r] = (double)s.nvcsw;
+				invol[v][r] = (double)s.nivcsw;
+				fprintf(stderr,
+				    "  run %d %-8s %.3f s  nvcsw %llu  nivcsw "
+				    "%llu",
+				    r + 1, vname[v], sec[v][r],
+				    (unsigned long long)s.nvcsw,
+				    (unsigned long long)s.nivcsw);
+				if (v == V_HINT)
+					fprintf(stderr,
+					    "  deferred %llu forced %llu",
+					    (unsigned long long)s.deferred,
+					    (unsigned long long)s.forced);
+				fprintf(stderr, "\n");
 			}
-			for (int r = 0; r < runs; r++)
-				fprintf(f, "%.6f\n", sec[v][r]);
-			fclose(f);
-			fprintf(stderr, "wrote %s\n", path);
+		for (int v = 0; v < NV; v++) {
+			result(vname[v], "s", median(sec[v], runs));
+			result(vname[v], "nvcsw", median(vol[v], runs));
+			result(vname[v], "nivcsw", median(invol[v], runs));
 		}
+		if (data != NULL)
+			for (int v = 0; v < NV; v++) {
+				char path[4096];
+				FILE *f;
+
+				snprintf(path, sizeof(path), "%s/hint-%s%s.txt",
+				    data, vname[v], one_cpu ? "-w1" : "");
+				if ((f = fopen(path, "w")) == NULL) {
+					perror(path);
+					return (1);
+				}
+				for (int r = 0; r < runs; r++)
+					fprintf(f, "%.6f\n", sec[v][r]);
+				fclose(f);
+				fprintf(stderr, "wrote %s\n", path);
+			}
+	}
 	return (0);
 }

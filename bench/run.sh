@@ -79,6 +79,7 @@ say "ult benchmark suite (${BENCH:-full}): $(nproc) CPUs; logs in $out/logs"
 run micro ult+pthread "$b/micro" $mode --data "$d"
 peer micro go "$gopeer" --exp micro $mode --data "$d"
 peer micro boost "$boostpeer" --exp micro $mode --data "$d"
+run preempt on+off "$b/preempt" $mode
 run threads ult+pthread "$b/threads" $mode
 if command -v sysbench >/dev/null 2>&1; then
 	run threads sysbench sysbench_threads
@@ -95,12 +96,17 @@ peer latency go "$gopeer" --exp latency $mode --data "$d"
 peer latency boost "$boostpeer" --exp latency $mode --data "$d"
 
 # ministat compares the hint variants' run times at 95% confidence.
-if command -v ministat >/dev/null 2>&1 && [ -f "$d/hint-pthread.txt" ]; then
-	set --
-	for v in ult ult+hint pthread; do
-		[ -f "$d/hint-$v.txt" ] && set -- "$@" "$d/hint-$v.txt"
+if command -v ministat >/dev/null 2>&1; then
+	for c in "" -w1; do
+		set --
+		for v in ult ult+hint pthread; do
+			[ -f "$d/hint-$v$c.txt" ] && set -- "$@" "$d/hint-$v$c.txt"
+		done
+		[ $# -gt 1 ] &&
+		    ministat -c 95 -w 74 "$@" >"$d/hint-ministat$c.txt" 2>&1
 	done
-	ministat -c 95 -w 74 "$@" >"$d/hint-ministat.txt" 2>&1
+else
+	say "skip: ministat (not installed)"
 fi
 
 # Plots: one SVG per experiment where a picture says more.

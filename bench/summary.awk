@@ -2,12 +2,13 @@
 # experiment, every runtime that produced it.  Input: results.tsv.
 BEGIN {
 	FS = "\t"
-	n = split("micro|yield|ns/op micro|create_join|ns/op " \
+	n = split("preempt|busy_loop|loss% preempt|two_hogs|loss% " \
+	    "micro|yield|ns/op micro|create_join|ns/op " \
 	    "micro|mutex_handoff|ns/op micro|condvar_prodcons|ns/item " \
 	    "micro|skynet|ms micro|thread_ring|ns/op " \
 	    "threads|T=2|events/s threads|T=64|events/s " \
 	    "nice|nice=0|share% nice|interactive|p99_us " \
-	    "hint|run|s make|j4|real_s make|j16|real_s " \
+	    "hint|all|s hint|w=1|s make|j4|real_s make|j16|real_s " \
 	    "latency|hogs=0|p99_us latency|hogs=N|p99_us", want, " ")
 }
 $1 == "R" {

@@ -188,7 +188,7 @@ userret(struct sim *s, int cpu)
 		struct thread *td = &c->cur->td;
 
 		s->curcpu = cpu;
-		if (c->cur == &c->idle)
+		if (c->cur == &c->idle || c->stalled)
 			return;
 		if (c->ipi) {
 			c->ipi = 0;
@@ -258,7 +258,7 @@ idle_cpu(struct sim *s, int cpu)
 	struct sim_cpu *c = &s->cpu[cpu];
 	int r;
 
-	if (c->cur != &c->idle)
+	if (c->cur != &c->idle || c->stalled)
 		return;
 	s->curcpu = cpu;
 	if (c->sleeping) {

@@ -48,6 +48,7 @@ struct sim_cpu {
 	int ipi;      /* IPI_PREEMPT pending */
 	int awake;    /* woken since it went to sleep */
 	int sleeping; /* idle and asleep (tdq_cpu_idle set) */
+	int stalled;  /* its worker is off the host CPU: it runs nothing */
 	struct sched_idle ist;
 	int64_t switches;
 };

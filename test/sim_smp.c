@@ -138,6 +138,48 @@ test_idle_steal(void)
 }
 
 /*
+ * A thread queued on an idle CPU whose worker the host does not run (the
+ * simulator's `stalled') is taken by an idle CPU that runs: ult's
+ * kern.sched.steal_stranded.  With it off, FreeBSD's steal_thresh leaves
+ * the thread there for good.
+ */
+void
+test_steal_stranded(void)
+{
+	for (int on = 1; on >= 0; on--) {
+		struct sim *s = sim_create(2, NULL);
+		struct sim_thread *t;
+		int guard = 0;
+
+		ULT_ST(&rebalance, 0);
+		ULT_ST(&steal_stranded, on);
+		s->check_every = 7;
+		sim_spawn(s, 0, 1, 2, 0); /* keeps CPU 0 going idle */
+		t = sim_spawn(s, 0, 2, 5, 1);
+		sim_run(s, 20);
+		sim_unbind(s, t);
+		/* Stall CPU 1 while t sleeps there: it wakes to CPU 1's queue
+		 * (its last CPU, idle, cache warm) and nobody runs CPU 1. */
+		while ((t->state != SIM_SLEEPING ||
+			   s->cpu[1].cur != &s->cpu[1].idle) &&
+		    guard++ < 1000)
+			sim_run(s, 1);
+		CHECK(guard < 1000);
+		s->cpu[1].stalled = 1;
+		sim_reset_stats(s);
+		sim_run(s, 300);
+		if (on)
+			CHECK(t->ran_on[0] > 0);
+		else
+			CHECK_EQ(t->ran_on[0] + t->ran_on[1], 0);
+		CHECK(s->check_failed == NULL);
+		sim_destroy(s);
+	}
+	ULT_ST(&steal_stranded, 1);
+	ULT_ST(&rebalance, 1);
+}
+
+/*
  * The balancer alone (stealing off) moves one thread per CPU pair per
  * pass, every 0.5-1.5 s, from the most to the least loaded CPUs: 16 hogs
  * that start on CPU 0 of 8 end up two per CPU.
