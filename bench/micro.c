@@ -800,18 +800,23 @@ pair(const char *c, const char *metric, double (*f)(int, long), long n_ult,
 }
 
 /*
- * The ult case again on one worker, for stderr only.  On two workers a
- * woken or new thread may be placed on the idle worker, and every such
- * handoff then wakes a worker in the kernel; the one-worker figure shows
- * what that costs.
+ * The ult case again on one worker, reported as case <c>_w1.  On two
+ * workers a woken or new thread may be placed on the idle worker, and
+ * every such handoff then wakes a worker in the kernel; the one-worker
+ * figure shows what that costs.
  */
 static void
 one_worker(const char *c, const char *metric, double (*f)(int, long), long n)
 {
+	char name[64];
+	double v;
+
 	all_ncpu = 1;
-	fprintf(stderr, "  %s: ult on 1 worker %.1f %s\n", c,
-	    median_of(f, RT_ULT, n), metric);
+	v = median_of(f, RT_ULT, n);
 	all_ncpu = 0;
+	snprintf(name, sizeof(name), "%s_w1", c);
+	emit(name, RT_ULT, metric, v, 1);
+	fprintf(stderr, "  %s: ult on 1 worker %.1f %s\n", c, v, metric);
 }
 
 /* The size of a case: full, or quick (smaller still under a sanitizer). */

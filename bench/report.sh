@@ -41,8 +41,11 @@ Yield (two threads on one CPU), create+join, a mutex+condvar handoff
 between two threads, a bounded-queue producer/consumer, skynet (a
 10-ary tree of a million threads that sums its leaves, with peak RSS) and
 thread-ring (503 threads passing a token).  Each is the median of several
-rounds.  Baseline: kernel threads (pthread); Go goroutines and Boost.Fiber
-fibers where they were installed.
+rounds.  Cases run on all workers unless named \`_w1\` (ult on one
+worker): on two, ULE places a new or woken thread on an idle CPU, and each
+such handoff pays for waking that worker in the kernel.  Baseline:
+kernel threads (pthread); Go goroutines and Boost.Fiber fibers where they
+were installed.
 
 EOF
 table micro pthread
@@ -90,7 +93,10 @@ worker, asynchronous preemption) under ULE and 4BSD, the same with kernel
 processes under the Linux scheduler, and the share ULE's formulas predict
 (the model, the baseline here).  An interactive thread (sleeps 10 ms,
 runs 0.2 ms) runs beside them; its wakeup latency is the \`interactive\`
-row.
+row.  4BSD decays estcpu by a factor that depends on the one-minute load
+average, which starts at zero: in a run of seconds the decay is steep,
+the low nice values keep priorities the high ones cannot reach, and the
+high ones get nothing yet (they would after a minute or so).
 
 EOF
 table nice model
@@ -115,7 +121,7 @@ for c in "" -w1; do
 	[ -f "$out/data/hint-ministat$c.txt" ] || continue
 	printf '\nministat, case %s, run times in seconds, 95%%' \
 	    "$([ -z "$c" ] && echo all || echo w=1)"
-	printf ' confidence (1 = ult, 2 = ult+hint, 3 = pthread):\n\n```\n'
+	printf ' confidence (x = ult, + = ult+hint, * = pthread):\n\n```\n'
 	cat "$out/data/hint-ministat$c.txt"
 	printf '```\n'
 done
