@@ -89,8 +89,17 @@ ult_cpu_info(int cpu, struct ult_cpu_info *out)
 	return (0);
 }
 
+/* Whether asynchronous preemption is in force (it may have been refused:
+ * sanitizer builds, static executables). */
+static long
+preempt_get(void)
+{
+	return (ult__rt.preempt > 0);
+}
+
 /* Tunables of the runtime itself, beside the policy's. */
 static const struct sched_tunable rt_tunables[] = {
+    {"ult.preempt", NULL, 0, 0, preempt_get, NULL},
     {"ult.child_runs_first", &ult__rt.child_first, 0, 1, NULL, NULL},
     {"ult.preempt_migrate", &ult__preempt_migrate, 0, 1, NULL, NULL},
     {"ult.schedctl_bound_us", &ult__schedctl_bound_us, 0, 10000000, NULL, NULL},
