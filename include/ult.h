@@ -151,8 +151,11 @@ int ult_getnice(ult_thread_t *t, int *nice);
 /*
  * Bind t (NULL: the caller) to worker cpu, or unbind with -1.  Binding the
  * caller moves it there before returning; another thread moves at its next
- * switch.  Errors: ENXIO; EINVAL cpu out of range or t NULL outside a
- * uthread; ESRCH t has finished.  Context: uthread or foreign.  Blocks: no.
+ * switch, or, if it was preempted and has not switched voluntarily since,
+ * at its next voluntary switch (so that no preempted thread changes kernel
+ * threads under its TLS addresses; see "Preemption").  Errors: ENXIO; EINVAL
+ * cpu out of range or t NULL outside a uthread; ESRCH t has finished.  Context:
+ * uthread or foreign.  Blocks: no.
  */
 int ult_bind(ult_thread_t *t, int cpu);
 

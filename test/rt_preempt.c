@@ -594,3 +594,77 @@ test_preempt_no_eintr(void)
 	close(pipefd[0]);
 	close(pipefd[1]);
 }
+
+/*
+ * ult_bind of a preempted thread from elsewhere waits for that thread's
+ * next voluntary switch: until then it stays on its worker (it may hold
+ * that worker's TLS addresses), then it moves.
+ */
+static atomic_int bd_go, bd_done, bd_moved_early, bd_home, bd_after;
+
+static void *
+bd_target(void *arg)
+{
+	(void)arg;
+	atomic_store(&bd_home, ult_cpu());
+	while (!atomic_load_explicit(&bd_go, memory_order_relaxed))
+		;
+	/* Bound elsewhere by now; no voluntary switch yet. */
+	while (!atomic_load_explicit(&bd_done, memory_order_relaxed))
+		if (ult_cpu() != atomic_load(&bd_home))
+			atomic_store(&bd_moved_early, 1);
+	ult_yield();
+	atomic_store(&bd_after, ult_cpu());
+	return (NULL);
+}
+
+static void *
+bd_rival(void *arg)
+{
+	(void)arg;
+	while (!atomic_load_explicit(&bd_done, memory_order_relaxed))
+		;
+	return (NULL);
+}
+
+void
+test_preempt_bind_deferred(void)
+{
+	ult_thread_t *t, *r;
+	struct ult_attr a;
+	uint64_t n0;
+	int home, other;
+
+	if (!preempt_available())
+		SKIP("no asynchronous preemption in this build");
+	init_cfg(2, 1);
+	atomic_store(&bd_go, 0);
+	atomic_store(&bd_done, 0);
+	atomic_store(&bd_moved_early, 0);
+	atomic_store(&bd_home, -1);
+	atomic_store(&bd_after, -1);
+	ult_attr_init(&a);
+	CHECK_EQ(ult_spawn(&t, NULL, bd_target, NULL), 0);
+	while (atomic_load(&bd_home) < 0)
+		usleep(1000);
+	home = atomic_load(&bd_home);
+	other = !home;
+	/* A rival on the same worker makes slices end in preemptions. */
+	a.cpu = home;
+	CHECK_EQ(ult_spawn(&r, &a, bd_rival, NULL), 0);
+	/* Not yet preempted: bound at once, where it runs. */
+	CHECK_EQ(ult_bind(t, home), 0);
+	while (info(t).nivcsw == 0)
+		usleep(1000);
+	CHECK_EQ(ult_bind(t, other), 0);
+	n0 = info(t).nivcsw;
+	atomic_store(&bd_go, 1);
+	while (info(t).nivcsw < n0 + 2) /* preempted twice more */
+		usleep(1000);
+	atomic_store(&bd_done, 1);
+	CHECK_EQ(ult_join(t, NULL), 0);
+	CHECK_EQ(ult_join(r, NULL), 0);
+	CHECK_EQ(atomic_load(&bd_moved_early), 0);
+	CHECK_EQ(atomic_load(&bd_after), other);
+	CHECK_EQ(ult_shutdown(), 0);
+}

@@ -361,7 +361,8 @@ ult__preempt_retry(int cpu)
 	}
 }
 
-/* A voluntary switch ends the pin a preemption put on the thread (td
+/* A voluntary switch ends the pin a preemption put on the thread, and
+ * applies a binding asked for meanwhile; the switch then moves it (td
  * locked). */
 void
 ult__preempt_unpin(struct ult_thread *ut)
@@ -369,6 +370,10 @@ ult__preempt_unpin(struct ult_thread *ut)
 	if (ut->preempt_pinned) {
 		ut->preempt_pinned = 0;
 		ut->td.td_pinned--;
+	}
+	if (ut->bind_pending) {
+		ult__rt.sched->bind(&ut->td, ut->bind_pending - 1);
+		ut->bind_pending = 0;
 	}
 }
 

@@ -74,7 +74,9 @@ struct ult_thread {
 	atomic_int sc_owed;   /* a preemption was deferred by schedctl */
 	atomic_uint_fast64_t sc_since; /* first deferral of this region */
 	atomic_uint_fast64_t sc_deferred, sc_forced;
-	int preempt_pinned;	      /* td_pinned holds one for a preemption */
+	int preempt_pinned; /* td_pinned holds one for a preemption */
+	int bind_pending;   /* ult_bind while pinned: cpu + 1, applied at the
+			       next voluntary switch (td locked) */
 	struct ult_thread *free_next; /* thread slab free list */
 };
 

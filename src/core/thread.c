@@ -201,6 +201,7 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 	atomic_init(&ut->sc_deferred, 0);
 	atomic_init(&ut->sc_forced, 0);
 	ut->preempt_pinned = 0;
+	ut->bind_pending = 0;
 	ult__ctx_init(&ut->ctx, (char *)ut->stack->base + ut->stack->guard,
 	    ut->stack->size, ult__thread_entry, ut);
 	ult__san_create(&ut->san, (char *)ut->stack->base + ut->stack->guard,
@@ -546,8 +547,17 @@ ult_bind(ult_thread_t *t, int cpu)
 		return (ult__running() ? EINVAL : ENXIO);
 	if ((err = thread_lock_handle(&t, 1)) != 0)
 		return (err);
+	t->bind_pending = 0;
 	if (cpu < 0) {
 		ult__rt.sched->unbind(&t->td);
+		thread_unlock(&t->td);
+		return (0);
+	}
+	if (t != self && t->preempt_pinned) {
+		/* Preempted at an arbitrary instruction, t may hold its
+		 * worker's TLS addresses (the migration rule in preempt.c):
+		 * it moves at its next voluntary switch instead. */
+		t->bind_pending = cpu + 1;
 		thread_unlock(&t->td);
 		return (0);
 	}
