@@ -114,6 +114,11 @@ stalls the other four.  ult without hints, ult with
 schedctl idea), and kernel threads with POSIX semaphores, on every
 worker (\`all\`) and on one (\`w=1\`, pthreads pinned to one CPU).  Median
 of the runs; voluntary and involuntary switches summed over the threads.
+On one worker the CPU never idles: threads that run into a preempted
+holder block and give the CPU back, so the hint can only save switches,
+which cost ult a few hundred nanoseconds (Love's 6% came from kernel
+switches); with more workers it saves a stall only when the holder is
+preempted while others wait.
 
 EOF
 table hint pthread

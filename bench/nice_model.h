@@ -1,0 +1,14 @@
+/*
+ * nice: the ULE nice model of nice_model.c (ule-nice-model.py in C).
+ */
+#ifndef BENCH_NICE_MODEL_H
+#define BENCH_NICE_MODEL_H
+
+/*
+ * Run n (at most 32) always-runnable threads of nice nv[0..n-1] on one
+ * CPU for `seconds', counting CPU from `warm' seconds on; out[k] gets
+ * thread k's share in %.
+ */
+void model_run(const int *nv, int n, long seconds, long warm, double *out);
+
+#endif /* !BENCH_NICE_MODEL_H */
