@@ -14,6 +14,11 @@
  *
  * Pure like sched_ule: time and CPU come through machine.h.
  *
+ * This file holds the queues and the event entry points; the CPU-usage
+ * arithmetic (estcpu, pctcpu, the load average) is in sched_4bsd_cpu.c,
+ * and the invariants checker, statistics and tunables are in
+ * sched_4bsd_check.c.
+ *
  * Deviations, all for user space: schedcpu() visits only threads that are
  * queued or running (it runs from CPU 0's clock under sched_lock, which
  * cannot also take the sleep queues' locks); a sleeper's pctcpu and estcpu
@@ -28,90 +33,30 @@
 #include <string.h>
 
 #include "../util/mem.h"
-#include "machine.h"
-#include "runq.h"
-#include "sched.h"
+#include "sched_4bsd.h"
 #include "sched_lend.h"
 
-#define NICE_WEIGHT 1
 #define ESTCPULIM(e, iew) ((e) < 37 * (iew)-1 ? (e) : 37 * (iew)-1)
-/* exp(-1/20) * FSCALE: 95% of pctcpu forgotten in 60 s */
-#define CCPU 1948
-/* exp(-1/12) * FSCALE: the 1-minute load average, sampled every 5 s */
-#define CEXP0 1884
 #define LOADAV_TICKS (5 * ULT_HZ)
 
-#define TSF_BOUND 0x0001
-
-struct td_sched {
-	int ts_estcpu;	 /* decayed CPU usage */
-	int ts_cpticks;	 /* stat ticks this second */
-	int ts_pctcpu;	 /* FSCALE fixed point */
-	int ts_slice;	 /* stat ticks left */
-	int ts_flags;	 /* TSF_* */
-	int ts_cpu;	 /* bound CPU */
-	int ts_runq;	 /* per-CPU queue it is on, -1: global */
-	int ts_didrun;	 /* ran since the last schedcpu */
-	int ts_pctstamp; /* ticks when ts_pctcpu was last decayed */
-};
-
-_Static_assert(sizeof(struct td_sched) <= TD_SCHED_SIZE, "td_sched");
-
-static inline struct td_sched *
-ts_of(struct thread *td)
-{
-	return ((struct td_sched *)(void *)td->td_sched);
-}
-
-static struct mtx sched_lock = MTX_INITIALIZER("sched_lock");
-static struct runq runq;	       /* the global queue */
-static struct runq *runq_pcpu;	       /* bound and pinned threads */
-static atomic_int *runq_length;	       /* per-CPU queue lengths */
-static atomic_int runq_global_len;     /* global queue length */
-static atomic_int sched_tdcnt;	       /* running + queued, not idle */
-static struct thread *_Atomic *curthr; /* per CPU */
-static struct thread **idlethr;
+struct mtx sched_lock = MTX_INITIALIZER("sched_lock");
+static struct runq runq;	/* the global queue */
+static struct runq *runq_pcpu;	/* bound and pinned threads */
+atomic_int *runq_length;	/* per-CPU queue lengths */
+atomic_int runq_global_len;	/* global queue length */
+atomic_int sched_tdcnt;		/* running + queued, not idle */
+struct thread *_Atomic *curthr; /* per CPU */
+struct thread **idlethr;
 static atomic_int *cpu_idle; /* idle thread about to sleep */
-static int ncpu;
-static int ldavg; /* FSCALE fixed point */
+int ncpu;
 static int next_loadav, next_schedcpu;
 
 /* Tunables (kern.sched.*). */
-static atomic_int sched_slice = ULT_STATHZ / 10;
-
-static int
-iew(void)
-{
-	/* INVERSE_ESTCPU_WEIGHT: 8 per CPU on FreeBSD <= 15 SMP kernels. */
-	return (8 * (ncpu > 1 ? ncpu : 1));
-}
-
-static int
-decay_cpu(int loadfac, int cpu)
-{
-	return ((int)(((int64_t)loadfac * cpu) / (loadfac + FSCALE)));
-}
-
-/*
- * Another CPU's current thread is read under sched_lock, but its priority
- * may be changed meanwhile by lends made under other locks, and it may be
- * the idle thread: compare pointers, load priorities atomically.
- */
-static inline int
-pri_of(struct thread *td)
-{
-	return (__atomic_load_n(&td->td_priority, __ATOMIC_RELAXED));
-}
-
-static inline int
-cpu_is_idle(int cpu)
-{
-	return (ULT_LD(&curthr[cpu]) == idlethr[cpu]);
-}
+atomic_int sched_slice = ULT_STATHZ / 10;
 
 /* ---- queues ------------------------------------------------------ */
 
-static struct runq *
+struct runq *
 rq_of(int idx)
 {
 	return (idx < 0 ? &runq : &runq_pcpu[idx]);
@@ -160,12 +105,6 @@ runq_best(int cpu)
 	return (td);
 }
 
-static int
-runnable_for(int cpu)
-{
-	return (ULT_LD(&runq_global_len) + ULT_LD(&runq_length[cpu]));
-}
-
 /* ---- priorities --------------------------------------------------- */
 
 /* 4BSD requeues a queued thread only when its queue index changes. */
@@ -187,31 +126,6 @@ static void
 bsd_prio(struct thread *td, int prio)
 {
 	sched_common_prio(td, prio, set_priority);
-}
-
-static void
-user_prio(struct thread *td, int prio)
-{
-	td->td_base_user_pri = (uint8_t)prio;
-	td_set_user_pri(td,
-	    prio < td->td_lend_user_pri ? prio : td->td_lend_user_pri);
-}
-
-/* resetpriority: timeshare priority from estcpu and nice. */
-static void
-resetpriority(struct thread *td)
-{
-	int pri;
-
-	if (PRI_BASE(td->td_pri_class) != PRI_TIMESHARE)
-		return;
-	pri = PUSER + ts_of(td)->ts_estcpu / iew() +
-	    NICE_WEIGHT * (td->td_nice - PRIO_MIN);
-	if (pri < PRI_MIN_TIMESHARE)
-		pri = PRI_MIN_TIMESHARE;
-	if (pri > PRI_MAX_TIMESHARE)
-		pri = PRI_MAX_TIMESHARE;
-	user_prio(td, pri);
 }
 
 /* The CPU cpu should reschedule if td now beats what it runs. */
@@ -269,44 +183,7 @@ bsd_userret(struct thread *td)
 	(void)sched_common_userret(td);
 }
 
-/* pctcpu forgets 1 - ccpu of itself each second. */
-static void
-pctcpu_decay(struct td_sched *ts, int now)
-{
-	int secs = (now - ts->ts_pctstamp) / ULT_HZ;
-
-	if (secs <= 0)
-		return;
-	ts->ts_pctstamp += secs * ULT_HZ;
-	while (secs-- > 0 && ts->ts_pctcpu != 0)
-		ts->ts_pctcpu =
-		    (int)(((int64_t)ts->ts_pctcpu * CCPU) >> FSHIFT);
-}
-
-/* ---- the once-a-second pass and the load average ------------------ */
-
-static void
-schedcpu_thread(struct thread *td, int loadfac, int now)
-{
-	struct td_sched *ts = ts_of(td);
-
-	pctcpu_decay(ts, now);
-	if (ts->ts_cpticks != 0) {
-		ts->ts_pctcpu +=
-		    (int)((100 * ((int64_t)ts->ts_cpticks << (FSHIFT - 11))) /
-			ULT_STATHZ);
-		ts->ts_cpticks = 0;
-	}
-	ts->ts_didrun = 0;
-	ts->ts_estcpu = decay_cpu(loadfac, ts->ts_estcpu);
-	resetpriority(td);
-	if (td->td_priority >= PRI_MIN_TIMESHARE &&
-	    td->td_priority <= PRI_MAX_TIMESHARE) {
-		td->td_base_pri = td->td_user_pri;
-		if (!(td->td_flags & TDF_BORROWING))
-			td_set_pri(td, td->td_user_pri);
-	}
-}
+/* ---- the once-a-second pass over the queues ---------------------- */
 
 /* Decay one queue: take every thread out in order, update, put back. */
 static void
@@ -341,16 +218,6 @@ schedcpu(int now)
 		if (td != idlethr[c] && ULT_LD(&td->td_lock) == &sched_lock)
 			schedcpu_thread(td, loadfac, now);
 	}
-}
-
-static void
-loadav(void)
-{
-	int nrun = ULT_LD(&sched_tdcnt);
-
-	ldavg = (int)(((int64_t)CEXP0 * ldavg +
-			  (int64_t)nrun * FSCALE * (FSCALE - CEXP0)) >>
-	    FSHIFT);
 }
 
 /* ---- the event entry points ---------------------------------------- */
@@ -585,24 +452,6 @@ out:
 }
 
 static void
-updatepri(struct thread *td, int slptime)
-{
-	struct td_sched *ts = ts_of(td);
-	int loadfac = 2 * ldavg, newcpu;
-
-	/* The units mix seconds and fixed point, as they always have. */
-	if (slptime > 5 * loadfac) {
-		ts->ts_estcpu = 0;
-		return;
-	}
-	newcpu = ts->ts_estcpu;
-	slptime--;
-	while (newcpu && --slptime > 0)
-		newcpu = decay_cpu(loadfac, newcpu);
-	ts->ts_estcpu = newcpu;
-}
-
-static void
 bsd_sleep(struct thread *td, int prio)
 {
 	td->td_slptick = mach_ticks();
@@ -778,37 +627,6 @@ bsd_idle_spins(void)
 }
 
 static int
-bsd_load(int cpu)
-{
-	return (runnable_for(cpu));
-}
-
-static void
-bsd_thread_stats(struct thread *td, struct sched_thread_stats *st)
-{
-	struct td_sched *ts = ts_of(td);
-
-	st->interact_score = -1;
-	st->pctcpu = ts->ts_pctcpu > FSCALE ? FSCALE : ts->ts_pctcpu;
-	st->cpu = (ts->ts_flags & TSF_BOUND) ? ts->ts_cpu : td->td_lastcpu;
-	if (st->cpu == NOCPU)
-		st->cpu = 0;
-}
-
-static void
-bsd_cpu_stats(int cpu, struct sched_cpu_stats *st)
-{
-	struct thread *cur = ULT_LD(&curthr[cpu]);
-
-	st->load = (cur != idlethr[cpu]) + ULT_LD(&runq_length[cpu]);
-	st->transferable = ULT_LD(&runq_global_len);
-	st->lowpri = pri_of(cur);
-	st->steals = 0;
-	/* One lock for all CPUs: reported once, on CPU 0. */
-	st->lock_contended = cpu == 0 ? ULT_LD(&sched_lock.mtx_contended) : 0;
-}
-
-static int
 bsd_init(void)
 {
 	ncpu = mach_ncpu();
@@ -846,100 +664,6 @@ bsd_fini(void)
 	idlethr = NULL;
 	cpu_idle = NULL;
 }
-
-/* Queued threads counted twice or lost; takes sched_lock. */
-static const char *
-bsd_check(void)
-{
-	const char *err = NULL;
-	int queued = 0, running = 0, len = 0;
-
-	mtx_lock(&sched_lock);
-	for (int q = -1; q < ncpu; q++) {
-		struct runq *rq = rq_of(q);
-
-		for (int i = 0; i < RQ_NQS; i++) {
-			struct ult__list *n;
-
-			ULT_LIST_FOREACH (n, &rq->rq_queues[i]) {
-				if (!TD_ON_RUNQ(runq_thread(n)))
-					err = "a queued thread not TDS_RUNQ";
-				queued++;
-			}
-		}
-		len +=
-		    q < 0 ? ULT_LD(&runq_global_len) : ULT_LD(&runq_length[q]);
-	}
-	for (int c = 0; c < ncpu; c++)
-		running += !cpu_is_idle(c);
-	if (len != queued)
-		err = "queue lengths do not match the queues";
-	/* Threads mid-switch are counted but neither queued nor current. */
-	if (queued > ULT_LD(&sched_tdcnt) ||
-	    queued + running > ULT_LD(&sched_tdcnt) + ncpu)
-		err = "sched_tdcnt does not match the queues";
-	mtx_unlock(&sched_lock);
-	return (err);
-}
-
-/* For the policy tests: a thread's estcpu and the load average. */
-int
-ult__4bsd_estcpu(struct thread *td)
-{
-	return (ts_of(td)->ts_estcpu);
-}
-
-int
-ult__4bsd_ldavg(void)
-{
-	return (ldavg);
-}
-
-static long
-quantum_get(void)
-{
-	return ((long)(1000000 / ULT_STATHZ) * ULT_LD(&sched_slice));
-}
-
-static int
-quantum_set(long v)
-{
-	long period = 1000000 / ULT_STATHZ, slice;
-
-	if (v <= 0 || v > 1000000000L)
-		return (EINVAL);
-	slice = (v + period / 2) / period;
-	ULT_ST(&sched_slice, (int)(slice < 1 ? 1 : slice));
-	return (0);
-}
-
-static long
-one_get(void)
-{
-	return (1);
-}
-
-static long
-ccpu_get(void)
-{
-	return (CCPU);
-}
-
-static long
-ldavg_get(void)
-{
-	return (ldavg);
-}
-
-static const struct sched_tunable bsd_tunables[] = {
-    {"kern.sched.quantum", NULL, 0, 0, quantum_get, quantum_set},
-    {"kern.sched.slice", &sched_slice, 1, 1000000, NULL, NULL},
-    {"kern.sched.runq_fuzz", NULL, 0, 0, one_get, NULL},
-    {"kern.sched.preemption", NULL, 0, 0, one_get, NULL},
-    {"kern.ccpu", NULL, 0, 0, ccpu_get, NULL},
-    {"vm.loadavg.1min", NULL, 0, 0, ldavg_get, NULL},
-    {NULL, NULL, 0, 0, NULL, NULL},
-};
 
 const struct sched_ops ult__sched_4bsd = {
     .name = "4BSD",

@@ -2,8 +2,10 @@
  * sched_ule: a port of FreeBSD's ULE scheduler (ULE-C, FreeBSD 14) to
  * user-level threads.  This file holds the per-CPU queues and the event
  * entry points (add, remove, switch, clock, wakeup, sleep, fork, exit,
- * priority changes); priority arithmetic is in sched_ule_prio.c and the
- * multiprocessor search, stealing and balancing in sched_ule_smp.c.
+ * priority changes); priority arithmetic is in sched_ule_prio.c, the
+ * multiprocessor search, stealing and balancing in sched_ule_smp.c, the
+ * idle loop in sched_ule_idle.c, the tunables in sched_ule_tun.c and the
+ * invariants checker and statistics in sched_ule_check.c.
  *
  * The policy is pure: time comes from mach_ticks(), the calling CPU from
  * mach_curcpu(), and anything that would be an IPI or an AST goes through
@@ -15,33 +17,12 @@
  * after dropping it.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../util/mem.h"
 #include "sched_lend.h"
 #include "sched_ule.h"
-
-/* Tunables, with FreeBSD's defaults at hz = 1000, stathz = 127. */
-atomic_int realstathz = ULT_STATHZ;
-atomic_int sched_slice = ULT_STATHZ / SCHED_SLICE_DEFAULT_DIVISOR;
-atomic_int sched_slice_min =
-    ULT_STATHZ / SCHED_SLICE_DEFAULT_DIVISOR / SCHED_SLICE_MIN_DIVISOR;
-atomic_int tickincr = (ULT_HZ << SCHED_TICK_SHIFT) / ULT_STATHZ;
-atomic_int sched_interact = SCHED_INTERACT_THRESH;
-atomic_int preempt_thresh = PRI_MIN_KERN;
-atomic_int static_boost = PRI_MIN_BATCH;
-atomic_int sched_idlespins = 10000;
-atomic_int sched_idlespinthresh = 2 * 10000 / ULT_STATHZ;
-atomic_int affinity = SCHED_AFFINITY_DEFAULT;
-atomic_int rebalance = 1;
-atomic_int balance_interval = ULT_STATHZ;
-atomic_int steal_idle = 1;
-atomic_int steal_thresh = 2;
-atomic_int trysteal_limit = 2;
-atomic_int steal_stranded = 1;
-atomic_int always_steal = 0;
 
 struct tdq *tdq_cpu;
 int tdq_ncpu;
@@ -727,163 +708,6 @@ ule_idle_init(struct thread *td, int cpu)
 	ULT_ST(&tdq->tdq_curthread, td);
 }
 
-/*
- * The idle thread's loop (sched_idletd), cut where it waits.  A CPU that
- * switched since it last looked tries to steal; one that switches fast
- * spins on its load before sleeping, because waking a sleeping CPU costs
- * far more than a few microseconds of polling.
- */
-static int
-ule_idle_poll(int cpu, struct sched_idle *st)
-{
-	struct tdq *tdq = TDQ_CPU(cpu);
-	int switchcnt;
-
-	if (TDQ_LOAD(tdq))
-		return (SCHED_IDLE_RUN);
-	switchcnt = TDQ_SWITCHCNT(tdq);
-	if (TUN(always_steal) || switchcnt != st->oldswitchcnt) {
-		st->oldswitchcnt = switchcnt;
-		if (tdq_idled(tdq) == 0)
-			return (SCHED_IDLE_RUN);
-	}
-	switchcnt = TDQ_SWITCHCNT(tdq);
-	st->switchcnt = switchcnt;
-	if ((tdq->tdq_cg == NULL ||
-		(tdq->tdq_cg->cg_flags & CG_FLAG_THREAD) == 0) &&
-	    switchcnt > TUN(sched_idlespinthresh))
-		return (SCHED_IDLE_SPIN);
-	return (SCHED_IDLE_SLEEP);
-}
-
-/*
- * Announce that this CPU is about to sleep.  The full fence between the
- * store to tdq_cpu_idle and the load of tdq_load pairs with the one in
- * tdq_notify (load stored, fence, tdq_cpu_idle read): at least one side
- * sees the other, so a thread added concurrently is never missed.
- */
-static int
-ule_idle_enter(int cpu, struct sched_idle *st)
-{
-	struct tdq *tdq = TDQ_CPU(cpu);
-	int switchcnt = TDQ_SWITCHCNT(tdq);
-
-	if (TDQ_LOAD(tdq) != 0 || switchcnt != st->oldswitchcnt)
-		return (1);
-	st->busy = switchcnt * 4 > TUN(sched_idlespinthresh);
-	ULT_ST(&tdq->tdq_cpu_idle, 1);
-	ULT_FENCE();
-	if (TDQ_LOAD(tdq) != 0) {
-		ULT_ST(&tdq->tdq_cpu_idle, 0);
-		return (1);
-	}
-	return (0);
-}
-
-static void
-ule_idle_exit(int cpu, struct sched_idle *st)
-{
-	struct tdq *tdq = TDQ_CPU(cpu);
-
-	ULT_ST(&tdq->tdq_cpu_idle, 0);
-	/* A wakeup without work counts as a switch, as in FreeBSD.  (Under
-	 * the lock: the clock resets the count under it.) */
-	if (TDQ_SWITCHCNT(tdq) != st->oldswitchcnt)
-		return;
-	TDQ_LOCK(tdq);
-	ULT_ST(&tdq->tdq_switchcnt, ULT_LD(&tdq->tdq_switchcnt) + 1);
-	TDQ_UNLOCK(tdq);
-	st->oldswitchcnt++;
-}
-
-static int
-ule_idle_spins(void)
-{
-	return (TUN(sched_idlespins));
-}
-
-static int
-ule_load(int cpu)
-{
-	return (TDQ_LOAD(TDQ_CPU(cpu)));
-}
-
-static void
-ule_thread_stats(struct thread *td, struct sched_thread_stats *st)
-{
-	st->interact_score = sched_interact_score(td);
-	st->pctcpu = sched_pctcpu(td, mach_ticks());
-	st->cpu = td_get_sched(td)->ts_cpu;
-}
-
-static void
-ule_cpu_stats(int cpu, struct sched_cpu_stats *st)
-{
-	struct tdq *tdq = TDQ_CPU(cpu);
-
-	st->load = TDQ_LOAD(tdq);
-	st->transferable = TDQ_TRANSFERABLE(tdq);
-	st->lowpri = TDQ_LOWPRI(tdq);
-	st->steals = ULT_LD(&tdq->tdq_steals);
-	st->lock_contended = ULT_LD(&tdq->tdq_lock.mtx_contended);
-}
-
-/* kern.sched.quantum: the slice in microseconds. */
-static long
-quantum_get(void)
-{
-	return ((long)(1000000 / TUN(realstathz)) * TUN(sched_slice));
-}
-
-static int
-quantum_set(long v)
-{
-	long period = 1000000 / TUN(realstathz), slice;
-
-	if (v <= 0 || v > 1000000000L)
-		return (EINVAL);
-	slice = (v + period / 2) / period;
-	if (slice < 1)
-		slice = 1;
-	ULT_ST(&sched_slice, (int)slice);
-	ULT_ST(&sched_slice_min, (int)slice / SCHED_SLICE_MIN_DIVISOR);
-	return (0);
-}
-
-static long
-one_get(void)
-{
-	return (1);
-}
-
-static long
-zero_get(void)
-{
-	return (0);
-}
-
-static const struct sched_tunable ule_tunables[] = {
-    {"kern.sched.quantum", NULL, 0, 0, quantum_get, quantum_set},
-    {"kern.sched.slice", &sched_slice, 1, 1000000, NULL, NULL},
-    {"kern.sched.interact", &sched_interact, 0, SCHED_INTERACT_MAX, NULL, NULL},
-    {"kern.sched.preempt_thresh", &preempt_thresh, 0, PRI_MAX_IDLE, NULL, NULL},
-    {"kern.sched.static_boost", &static_boost, 0, PRI_MAX_IDLE, NULL, NULL},
-    {"kern.sched.idlespins", &sched_idlespins, 0, INT_MAX, NULL, NULL},
-    {"kern.sched.idlespinthresh", &sched_idlespinthresh, 0, INT_MAX, NULL,
-	NULL},
-    {"kern.sched.affinity", &affinity, 0, 1000000, NULL, NULL},
-    {"kern.sched.balance", &rebalance, 0, 1, NULL, NULL},
-    {"kern.sched.balance_interval", &balance_interval, 1, 1000000, NULL, NULL},
-    {"kern.sched.steal_idle", &steal_idle, 0, 1, NULL, NULL},
-    {"kern.sched.steal_thresh", &steal_thresh, 0, 1000000, NULL, NULL},
-    {"kern.sched.trysteal_limit", &trysteal_limit, 0, 1000000, NULL, NULL},
-    {"kern.sched.steal_stranded", &steal_stranded, 0, 1, NULL, NULL},
-    {"kern.sched.always_steal", &always_steal, 0, 1, NULL, NULL},
-    {"kern.sched.preemption", NULL, 0, 0, one_get, NULL},
-    {"kern.ccpu", NULL, 0, 0, zero_get, NULL},
-    {NULL, NULL, 0, 0, NULL, NULL},
-};
-
 static int
 ule_init(void)
 {
@@ -927,114 +751,6 @@ ule_fini(void)
 	tdq_cpu = NULL;
 	sched_randomval = NULL;
 	tdq_ncpu = 0;
-}
-
-/*
- * The invariants of ule-algorithm.md section 14 that hold exactly in the
- * port, checked with every queue locked.  lowpri is compared at run-queue
- * granularity: queues are FIFO over RQ_PPQ priorities, so FreeBSD's own
- * lowpri is only exact to that.
- */
-static const char *
-check_tdq(struct tdq *tdq, char *buf, size_t len)
-{
-	struct runq *rqs[3] = {&tdq->tdq_realtime, &tdq->tdq_timeshare,
-	    &tdq->tdq_idle};
-	struct thread *cur = ULT_LD(&tdq->tdq_curthread);
-	int queued = 0, xfer = 0, bestrt = PRI_MAX + 1;
-
-	for (int r = 0; r < 3; r++) {
-		for (int q = 0; q < RQ_NQS; q++) {
-			struct ult__list *h = &rqs[r]->rq_queues[q], *n;
-			int nonempty = !ult__list_empty(h);
-
-			if (nonempty != (int)((rqs[r]->rq_status >> q) & 1)) {
-				snprintf(buf, len, "cpu %d: status bit %d",
-				    tdq->tdq_id, q);
-				return (buf);
-			}
-			ULT_LIST_FOREACH (n, h) {
-				struct thread *td = runq_thread(n);
-				struct td_sched *ts = td_get_sched(td);
-				struct mtx *m = ULT_LD(&td->td_lock);
-
-				queued++;
-				if (ts->ts_flags & TSF_XFERABLE)
-					xfer++;
-				if (!TD_ON_RUNQ(td) || td->td_rqindex != q ||
-				    ts->ts_runq != rqs[r] ||
-				    ts->ts_cpu != tdq->tdq_id ||
-				    (m != TDQ_LOCKPTR(tdq) &&
-					m != &blocked_lock)) {
-					snprintf(buf, len,
-					    "cpu %d: bad queued thread",
-					    tdq->tdq_id);
-					return (buf);
-				}
-				if ((r == 1 &&
-					td->td_priority < PRI_MIN_BATCH) ||
-				    (r == 2 &&
-					td->td_priority < PRI_MIN_IDLE)) {
-					snprintf(buf, len,
-					    "cpu %d: priority %d in runq %d",
-					    tdq->tdq_id, td->td_priority, r);
-					return (buf);
-				}
-				if (ts->ts_runtime + ts->ts_slptime >
-				    2u * SCHED_SLP_RUN_MAX) {
-					snprintf(buf, len, "cpu %d: history",
-					    tdq->tdq_id);
-					return (buf);
-				}
-				if (r == 0 && td->td_priority < bestrt)
-					bestrt = td->td_priority;
-			}
-		}
-	}
-	/* A thread being switched out (blocked) may already be off the
-	 * load while its CPU has dropped the lock to migrate it. */
-	if (TDQ_LOAD(tdq) != queued + (TD_IS_IDLETHREAD(cur) ? 0 : 1) &&
-	    !(ULT_LD(&cur->td_lock) == &blocked_lock &&
-		TDQ_LOAD(tdq) == queued)) {
-		snprintf(buf, len, "cpu %d: load %d, %d queued + running",
-		    tdq->tdq_id, TDQ_LOAD(tdq), queued);
-		return (buf);
-	}
-	if (TDQ_TRANSFERABLE(tdq) != xfer) {
-		snprintf(buf, len, "cpu %d: transferable %d != %d", tdq->tdq_id,
-		    TDQ_TRANSFERABLE(tdq), xfer);
-		return (buf);
-	}
-	if (TDQ_LOWPRI(tdq) > cur->td_priority ||
-	    (bestrt <= PRI_MAX && TDQ_LOWPRI(tdq) / RQ_PPQ > bestrt / RQ_PPQ)) {
-		snprintf(buf, len, "cpu %d: lowpri %d, current %d, best rt %d",
-		    tdq->tdq_id, TDQ_LOWPRI(tdq), cur->td_priority, bestrt);
-		return (buf);
-	}
-	if ((tdq->tdq_idx - tdq->tdq_ridx + RQ_NQS) % RQ_NQS > 1 ||
-	    (tdq->tdq_idx != tdq->tdq_ridx &&
-		ult__list_empty(
-		    &tdq->tdq_timeshare.rq_queues[tdq->tdq_ridx]))) {
-		snprintf(buf, len, "cpu %d: calendar idx %d ridx %d",
-		    tdq->tdq_id, tdq->tdq_idx, tdq->tdq_ridx);
-		return (buf);
-	}
-	return (NULL);
-}
-
-static const char *
-ule_check(void)
-{
-	static char buf[128];
-	const char *err = NULL;
-
-	for (int c = 0; c < tdq_ncpu; c++)
-		TDQ_LOCK(TDQ_CPU(c));
-	for (int c = 0; c < tdq_ncpu && err == NULL; c++)
-		err = check_tdq(TDQ_CPU(c), buf, sizeof(buf));
-	for (int c = tdq_ncpu - 1; c >= 0; c--)
-		TDQ_UNLOCK(TDQ_CPU(c));
-	return (err);
 }
 
 const struct sched_ops ult__sched_ule = {

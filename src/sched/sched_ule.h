@@ -2,8 +2,8 @@
  * Private to the sched_ule*.c files: ULE's per-thread and per-CPU state,
  * its constants and tunables.  FreeBSD's names are kept so the port reads
  * side by side with sys/kern/sched_ule.c (FreeBSD 14, "ULE-C").  Functions
- * shared between the three files keep their FreeBSD names in the source
- * and get an ult__ule_ prefix at link time through the defines below.
+ * shared between the files keep their FreeBSD names in the source and get
+ * an ult__ule_ prefix at link time through the defines below.
  */
 #ifndef ULT_SCHED_ULE_H
 #define ULT_SCHED_ULE_H
@@ -102,8 +102,8 @@ _Static_assert(PRI_MIN_BATCH == 136 && SCHED_PRI_MIN == 156 &&
 #define SCHED_AFFINITY_DEFAULT (ULT_HZ / 1000 > 1 ? ULT_HZ / 1000 : 1)
 
 /*
- * Tunables (kern.sched.*).  They are read without locks, as in FreeBSD,
- * hence atomic with relaxed loads (TUN()).
+ * Tunables (kern.sched.*), defined in sched_ule_tun.c.  They are read
+ * without locks, as in FreeBSD, hence atomic with relaxed loads (TUN()).
  */
 #define TUN(x) ULT_LD(&(x))
 #define sched_interact ult__ule_interact
@@ -225,5 +225,29 @@ void tdq_unlock_pair(struct tdq *one, struct tdq *two);
 void sched_balance(void);
 struct tdq *sched_setcpu(struct thread *td, int cpu, int flags);
 struct mtx *sched_switch_migrate(struct tdq *tdq, struct thread *td, int flags);
+
+/* sched_ule_idle.c: the ops table's idle loop */
+#define ule_idle_poll ult__ule_idle_poll
+#define ule_idle_enter ult__ule_idle_enter
+#define ule_idle_exit ult__ule_idle_exit
+#define ule_idle_spins ult__ule_idle_spins
+int ule_idle_poll(int cpu, struct sched_idle *st);
+int ule_idle_enter(int cpu, struct sched_idle *st);
+void ule_idle_exit(int cpu, struct sched_idle *st);
+int ule_idle_spins(void);
+
+/* sched_ule_tun.c: the ops table's tunables */
+#define ule_tunables ult__ule_tunables
+extern const struct sched_tunable ule_tunables[];
+
+/* sched_ule_check.c: the ops table's read-only views */
+#define ule_load ult__ule_load
+#define ule_thread_stats ult__ule_thread_stats
+#define ule_cpu_stats ult__ule_cpu_stats
+#define ule_check ult__ule_check
+int ule_load(int cpu);
+void ule_thread_stats(struct thread *td, struct sched_thread_stats *st);
+void ule_cpu_stats(int cpu, struct sched_cpu_stats *st);
+const char *ule_check(void);
 
 #endif
