@@ -205,12 +205,14 @@ test_preempt_interactive(void)
 	/*
 	 * It keeps its rhythm: counted against its own rate without the
 	 * hogs in the same run, not against the clock.  The margin is wide
-	 * because a loaded host deschedules a worker that is always busy
-	 * more than one that sleeps; a thread that lost its interactive
-	 * standing would wait out ten hogs' slices per period and fall far
-	 * below it.
+	 * because a loaded host deschedules a worker that is always busy far
+	 * more than one that sleeps (under half the rate was seen with the
+	 * host loaded several times over); a thread that lost its
+	 * interactive standing would wait out ten hogs' slices per period
+	 * and fall to a small fraction.  How promptly it runs is bench/nice's
+	 * wakeup latency.
 	 */
-	CHECK(p * alone_el * 2 >= alone * el);
+	CHECK(p * alone_el * 4 >= alone * el);
 	CHECK_EQ(ult_shutdown(), 0);
 }
 
