@@ -93,7 +93,11 @@ worker, asynchronous preemption) under ULE and 4BSD, the same with kernel
 processes under the Linux scheduler, and the share ULE's formulas predict
 (the model, the baseline here).  An interactive thread (sleeps 10 ms,
 runs 0.2 ms) runs beside them; its wakeup latency is the \`interactive\`
-row.  4BSD decays estcpu by a factor that depends on the one-minute load
+row.  ult's shares come from a run of the hogs alone, as in the model; in
+the run with the interactive thread (its shares are in logs/nice.log)
+each of its wakeups is an AST on the running hog, which then goes back to
+its calendar position rather than the head of the current bucket, as in
+FreeBSD, and the low nice values gain a few points.  4BSD decays estcpu by a factor that depends on the one-minute load
 average, which starts at zero: in a run of seconds the decay is steep,
 the low nice values keep priorities the high ones cannot reach, and the
 high ones get nothing yet (they would after a minute or so).
