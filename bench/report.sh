@@ -40,7 +40,9 @@ cat <<EOF
 Yield (two threads on one CPU), create+join, a mutex+condvar handoff
 between two threads, a bounded-queue producer/consumer, skynet (a
 10-ary tree of a million threads that sums its leaves, with peak RSS) and
-thread-ring (503 threads passing a token).  Each is the median of several
+thread-ring (503 threads passing a token N times; its \`result\` row is
+the thread holding the token at the end, (N mod 503) + 1: 498 for the
+quick N = 1000, 37 for N = 10^6).  Each is the median of several
 rounds.  Cases run on all workers unless named \`_w1\` (ult on one
 worker): on two, ULE places a new or woken thread on an idle CPU, and each
 such handoff pays for waking that worker in the kernel.  Baseline:

@@ -11,6 +11,8 @@ out=${2:-build/bench}
 here=$(cd "$(dirname "$0")" && pwd)
 mode=""
 [ "${BENCH:-}" = quick ] && mode="--quick"
+# A fresh run: no plot data or logs of an earlier one may leak into it.
+rm -rf "$out/data" "$out/logs" "$out"/*.svg "$out/report.md"
 mkdir -p "$out/data" "$out/logs" "$out/peers"
 results="$out/results.tsv"
 : >"$results"
