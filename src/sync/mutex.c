@@ -82,7 +82,7 @@ lock_slow(ult_mutex_t *m, uintptr_t self, uint64_t deadline)
 		uintptr_t v = SY_LD(&m->__word);
 
 		if (MTX_OWNER(v) == 0) {
-			if (SY_CAS_ACQ(&m->__word, &v, v | self)) {
+			if (SY_CAS_ACQREL(&m->__word, &v, v | self)) {
 				if (v & MTX_CONTESTED)
 					ult__ts_claim(m, self);
 				return (0);
@@ -104,7 +104,7 @@ lock_slow(ult_mutex_t *m, uintptr_t self, uint64_t deadline)
 		if (requeued)
 			w.flags |= WF_REQUEUED;
 		ts = ult__ts_lookup(m);
-		v = SY_LD(&m->__word);
+		v = SY_LD_ACQ(&m->__word); /* the owner's thread, below */
 		if (MTX_OWNER(v) == 0 ||
 		    (!(v & MTX_CONTESTED) &&
 			!SY_CAS(&m->__word, &v, v | MTX_CONTESTED))) {
@@ -131,7 +131,7 @@ mutex_lock(ult_mutex_t *m, uint64_t deadline)
 	if (m == NULL)
 		return (EINVAL);
 	self = ult__sync_self_id();
-	if (ULT_LIKELY(SY_CAS_ACQ(&m->__word, &v, self)))
+	if (ULT_LIKELY(SY_CAS_ACQREL(&m->__word, &v, self)))
 		return (0);
 	r = lock_slow(m, self, deadline);
 	ult__sync_done();
@@ -165,10 +165,10 @@ ult_mutex_trylock(ult_mutex_t *m)
 	if (m == NULL)
 		return (EINVAL);
 	self = ult__sync_self_id();
-	if (SY_CAS_ACQ(&m->__word, &v, self))
+	if (SY_CAS_ACQREL(&m->__word, &v, self))
 		return (0);
 	/* Free but contested: take it, and the waiters' lend. */
-	if (MTX_OWNER(v) == 0 && SY_CAS_ACQ(&m->__word, &v, v | self)) {
+	if (MTX_OWNER(v) == 0 && SY_CAS_ACQREL(&m->__word, &v, v | self)) {
 		ult__ts_claim(m, self);
 		return (0);
 	}

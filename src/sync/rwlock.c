@@ -65,7 +65,7 @@ ult_rwlock_trywrlock(ult_rwlock_t *rw)
 		return (EINVAL);
 	if (!SY_CAS_ACQ(&rw->__state, &v, RW_WRITE))
 		return (EBUSY);
-	SY_ST(&rw->__owner, ult__sync_self_id());
+	SY_ST_REL(&rw->__owner, ult__sync_self_id());
 	return (0);
 }
 
@@ -108,7 +108,8 @@ rw_block(ult_rwlock_t *rw, int queue, unsigned flag)
 		ult__ts_release(rw, ts);
 		return (0);
 	}
-	owner = (v & RW_WRITE) ? SY_LD(&rw->__owner) : 0;
+	/* Acquire: the waiter touches the owner's thread (set_owner). */
+	owner = (v & RW_WRITE) ? SY_LD_ACQ(&rw->__owner) : 0;
 	r = ult__ts_wait(rw, ts, owner, queue, &w, 0);
 	if (r == SYNC_GRANTED)
 		return (1); /* the wakeup ordered us after the releaser */
@@ -162,7 +163,7 @@ wrlock_slow(ult_rwlock_t *rw, uintptr_t self)
 
 		if (!RW_HELD(v)) {
 			if (SY_CAS_ACQ(&rw->__state, &v, v | RW_WRITE)) {
-				SY_ST(&rw->__owner, self);
+				SY_ST_REL(&rw->__owner, self);
 				return (0);
 			}
 			continue;
@@ -188,7 +189,7 @@ ult_rwlock_wrlock(ult_rwlock_t *rw)
 		return (EINVAL);
 	self = ult__sync_self_id();
 	if (SY_CAS_ACQ(&rw->__state, &v, RW_WRITE)) {
-		SY_ST(&rw->__owner, self);
+		SY_ST_REL(&rw->__owner, self);
 		return (0);
 	}
 	r = wrlock_slow(rw, self);
@@ -206,7 +207,7 @@ grant_writer(ult_rwlock_t *rw, struct ult__turnstile *ts, unsigned keep)
 	    ult__ts_count(ts, TS_EXCLUSIVE_QUEUE) > 1 ? RW_WWAIT : 0;
 
 	ult__ts_signal(ts, TS_EXCLUSIVE_QUEUE, SYNC_GRANTED);
-	SY_ST(&rw->__owner, id);
+	SY_ST_REL(&rw->__owner, id);
 	SY_ST_REL(&rw->__state, RW_WRITE | more | keep);
 	ult__ts_unpend(rw, ts, id);
 }

@@ -22,6 +22,15 @@
 #define SY_CAS_ACQ(p, expp, v)                                             \
 	__atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_ACQUIRE, \
 	    __ATOMIC_RELAXED)
+/*
+ * The same, releasing too: for a mutex owner installing its identity,
+ * because a waiter that reads it then touches the owner's thread (its
+ * contested list, its priority), which must be seen as initialised.  On
+ * x86 it is the same instruction.
+ */
+#define SY_CAS_ACQREL(p, expp, v)                                          \
+	__atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_ACQ_REL, \
+	    __ATOMIC_RELAXED)
 #define SY_CAS_REL(p, expp, v)                                             \
 	__atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_RELEASE, \
 	    __ATOMIC_RELAXED)
