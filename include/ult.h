@@ -219,9 +219,9 @@ int ult_cpu_info(int cpu, struct ult_cpu_info *out);
 int ult_sysctl(const char *name, long *oldval, const long *newval);
 
 /*
- * Preemption.  With preemption on (opt-in for now: a rare hang under
- * preemption is still being investigated), a uthread that runs past
- * its slice, or that a better thread should displace, is interrupted by a
+ * Preemption.  With preemption on (the default; ULT_PREEMPT=0 or
+ * ult_config.preempt < 0 turns it off), a uthread that runs past its
+ * slice, or that a better thread should displace, is interrupted by a
  * signal (SIGURG) and switched out at once, its registers and FP/vector
  * state kept.  It is never interrupted inside the runtime, inside libc or
  * another library not registered below, while it holds a pthread mutex,
@@ -234,12 +234,14 @@ int ult_sysctl(const char *name, long *oldval, const long *newval);
  * sent by the application is passed to the handler installed before
  * ult_init.  Static executables and ThreadSanitizer or AddressSanitizer
  * builds run without asynchronous preemption (a message says so for the
- * former).
+ * former).  Read-only sysctl ult.preempt says whether it is in force.
  */
 
 /* Also preempt while the PC is inside a loaded library whose path
- * contains `name' (for libraries known to keep no per-thread state).
- * Errors: EINVAL name NULL or empty; ENOMEM.  Context: any thread. */
+ * contains `name' (for libraries known to keep no per-thread state), its
+ * PLT stubs excepted.  Errors: EINVAL name NULL or empty; ENOMEM;
+ * ENOEXEC a matching library's file could not be read to find its PLT
+ * (the name stays registered).  Context: any thread. */
 int ult_preempt_allow_library(const char *name);
 
 /*
