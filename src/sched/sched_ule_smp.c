@@ -433,14 +433,18 @@ steal_escalate(const struct cpu_group *cg, int *goup)
  * worker, awake, went idle beside it.  So an idle CPU that is about to go
  * idle itself takes a thread stranded on a CPU whose idle thread is
  * current; the victim's worker, when it runs, finds its queue empty and
- * goes back to sleep.  kern.sched.steal_stranded = 0 turns it off.
- * Called with tdq unlocked; returns 1 if a thread was moved here.
+ * goes back to sleep.  kern.sched.steal_stranded = 0 turns it off.  Only
+ * the idle loop looks (tdq_idled), not the switch path (tdq_trysteal):
+ * the scan covers every CPU, and the idle loop runs right after anyway.
+ * Called with tdq unlocked; returns 1 if this CPU now has work.
  */
 static int
 tdq_rescue(struct tdq *tdq)
 {
 	if (TUN(steal_stranded) == 0)
 		return (0);
+	if (TDQ_LOAD(tdq) > 0)
+		return (1);
 	for (int i = 1; i < tdq_ncpu; i++) {
 		struct tdq *v = TDQ_CPU((TDQ_ID(tdq) + i) % tdq_ncpu);
 		int moved;
@@ -564,7 +568,6 @@ tdq_trysteal(struct tdq *tdq)
 		TDQ_UNLOCK(steal);
 		return;
 	}
-	tdq_rescue(tdq);
 	TDQ_LOCK(tdq);
 }
 
