@@ -41,10 +41,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ult.h"
+#include "work.h"
 
 #define NTHR 5
 #define WORK_US 30.0
@@ -59,7 +59,8 @@ enum {
 static const char *vname[NV] = {"ult", "ult+hint", "pthread"};
 
 static double spins_per_us;
-static long iters, spins;
+static long iters;
+static unsigned long spins;
 static int hinted;
 static int one_cpu; /* case w=1 */
 static cpu_set_t first_cpu;
@@ -71,42 +72,6 @@ struct tstat {
 	uint64_t nvcsw, nivcsw, deferred, forced;
 };
 static struct tstat ts[NTHR];
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return ((uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec);
-}
-
-/* The accumulator is local: a shared one would make every spin pay for
- * cache-line ping-pong between CPUs. */
-static void
-busy(long n)
-{
-	volatile unsigned long sink = 0;
-
-	for (long i = 0; i < n; i++)
-		sink += (unsigned long)i;
-}
-
-static void
-calibrate(void)
-{
-	long n = 2000000;
-	uint64_t best = UINT64_MAX;
-
-	for (int r = 0; r < 5; r++) {
-		uint64_t t0 = now_ns(), d;
-
-		busy(n);
-		d = now_ns() - t0;
-		best = d < best ? d : best;
-	}
-	spins_per_us = (double)n * 1000.0 / (double)(best ? best : 1);
-}
 
 static void
 watchdog(int sig)
@@ -125,12 +90,12 @@ ult_worker(void *arg)
 	struct ult_thread_info i;
 
 	for (long k = 0; k < iters; k++) {
-		busy(spins);
+		bw_spin(spins);
 		if (ult_sem_wait(&usem) != 0)
 			abort();
 		if (hinted)
 			ult_schedctl_start();
-		busy(spins);
+		bw_spin(spins);
 		counter++;
 		if (hinted)
 			ult_schedctl_stop();
@@ -156,11 +121,11 @@ pt_worker(void *arg)
 		pthread_setaffinity_np(pthread_self(), sizeof(first_cpu),
 		    &first_cpu);
 	for (long k = 0; k < iters; k++) {
-		busy(spins);
+		bw_spin(spins);
 		while (sem_wait(&psem) != 0)
 			if (errno != EINTR)
 				abort();
-		busy(spins);
+		bw_spin(spins);
 		counter++;
 		if (sem_post(&psem) != 0)
 			abort();
@@ -187,14 +152,14 @@ run(int v, struct tstat *sum)
 	memset(ts, 0, sizeof(ts));
 	if (v == V_PTHREAD) {
 		sem_init(&psem, 0, 1);
-		t0 = now_ns();
+		t0 = bw_now_ns();
 		for (int i = 0; i < NTHR; i++)
 			if (pthread_create(&pt[i], NULL, pt_worker, &ts[i]) !=
 			    0)
 				abort();
 		for (int i = 0; i < NTHR; i++)
 			pthread_join(pt[i], NULL);
-		t1 = now_ns();
+		t1 = bw_now_ns();
 		sem_destroy(&psem);
 	} else {
 		cfg.ncpu = one_cpu ? 1 : 0; /* 0: all workers */
@@ -206,13 +171,13 @@ run(int v, struct tstat *sum)
 		}
 		hinted = v == V_HINT;
 		ult_sem_init(&usem, 1);
-		t0 = now_ns();
+		t0 = bw_now_ns();
 		for (int i = 0; i < NTHR; i++)
 			if (ult_spawn(&ut[i], NULL, ult_worker, &ts[i]) != 0)
 				abort();
 		for (int i = 0; i < NTHR; i++)
 			ult_join(ut[i], NULL);
-		t1 = now_ns();
+		t1 = bw_now_ns();
 		ult_sem_destroy(&usem);
 		ult_shutdown();
 	}
@@ -233,21 +198,13 @@ run(int v, struct tstat *sum)
 	return ((double)(t1 - t0) / 1e9);
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x < y ? -1 : x > y);
-}
-
 static double
 median(const double *v, int n)
 {
 	double s[MAXRUNS];
 
 	memcpy(s, v, (size_t)n * sizeof(*v));
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
+	qsort(s, (size_t)n, sizeof(*s), bw_cmp_double);
 	return (n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2);
 }
 
@@ -287,11 +244,11 @@ main(int argc, char **argv)
 	}
 	iters = quick ? 100 : 1600;
 	signal(SIGALRM, watchdog);
-	calibrate();
-	spins = (long)(WORK_US * spins_per_us);
+	spins_per_us = bw_calibrate();
+	spins = (unsigned long)(WORK_US * spins_per_us);
 	fprintf(stderr,
 	    "hint: %d threads x %ld iterations of %.0f us + %.0f us "
-	    "(critical section), %ld spins each (%.0f/us), %d runs\n",
+	    "(critical section), %lu spins each (%.0f/us), %d runs\n",
 	    NTHR, iters, WORK_US, WORK_US, spins, spins_per_us, runs);
 	if (sched_getaffinity(0, sizeof(first_cpu), &first_cpu) != 0)
 		CPU_ZERO(&first_cpu);

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "ult.h"
+#include "work.h"
 
 #define NWORKERS 4
 #define PERIOD_NS 1000000
@@ -55,40 +56,6 @@
 static int quick, nrounds = 2000;
 static const char *datadir;
 static double iters_per_us;
-
-/* ---- busy work ---- */
-
-/* The volatile accumulator keeps the loop from being folded away; it is
- * on the caller's stack, so concurrent spinners share no cache line. */
-static unsigned long
-spin(unsigned long n)
-{
-	volatile unsigned long sink = 0;
-
-	for (unsigned long i = 0; i < n; i++)
-		sink += i;
-	return (sink);
-}
-
-/* Best of several short tries: the machine is shared, and a try that
- * lost the CPU would make the work too short. */
-static void
-calibrate(void)
-{
-	const unsigned long n = 2000000;
-	uint64_t best = UINT64_MAX;
-
-	spin(n);
-	for (int i = 0; i < 15; i++) {
-		uint64_t t0 = ult_now(), d;
-
-		spin(n);
-		d = ult_now() - t0;
-		if (d < best)
-			best = d;
-	}
-	iters_per_us = (double)n * 1000.0 / (double)best;
-}
 
 /* ---- the runtime under test: ult objects or pthread ones ---- */
 
@@ -157,7 +124,7 @@ worker_main(void *arg)
 		sem_take(&u_wake[w], &p_wake[w]);
 		lat_ns[r * NWORKERS + w] = ult_now() - t0;
 		atomic_fetch_add(&replies[r], 1);
-		spin((unsigned long)(WORK_US * iters_per_us));
+		bw_busy_us(WORK_US, iters_per_us);
 		sem_give(&u_done, &p_done);
 	}
 	return (NULL);
@@ -194,7 +161,7 @@ hog_main(void *arg)
 
 	(void)arg;
 	while (!atomic_load_explicit(&hogs_stop, memory_order_relaxed)) {
-		spin(1000);
+		bw_spin(1000);
 		loops++;
 	}
 	atomic_fetch_add(&hog_loops, loops);
@@ -240,14 +207,6 @@ run_threads(int nhogs)
 			must(ult_join(ut[i], NULL), "ult_join");
 		else
 			must(pthread_join(pt[i], NULL), "pthread_join");
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x < y ? -1 : x > y);
 }
 
 /* Nearest rank: the smallest sample with at least p of them at or
@@ -373,7 +332,7 @@ run_one(const char *rt, int nhogs)
 			    rt, cs, r, atomic_load(&replies[r]));
 			exit(1);
 		}
-	qsort(lat_ns, (size_t)n, sizeof(*lat_ns), cmp_u64);
+	qsort(lat_ns, (size_t)n, sizeof(*lat_ns), bw_cmp_u64);
 	printf("R\tlatency\t%s\t%s\tp50_us\t%.1f\n", cs, rt,
 	    pct_us(lat_ns, n, 0.50));
 	printf("R\tlatency\t%s\t%s\tp99_us\t%.1f\n", cs, rt,
@@ -443,7 +402,7 @@ main(int argc, char **argv)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
 	sigaction(SIGALRM, &sa, NULL);
-	calibrate();
+	iters_per_us = bw_calibrate();
 	fprintf(stderr,
 	    "latency: 1 message + %d workers, %d rounds of %d ms, %d us work; "
 	    "busy loop %.0f iterations/us\n",

@@ -58,6 +58,7 @@
 #include <unistd.h>
 
 #include "ult.h"
+#include "work.h"
 
 #define IO_SLEEP_NS 50000
 #define ARCHIVE_US 1000
@@ -85,46 +86,6 @@ struct task {
 static int quick, ndir = 50, nfile = 40;
 static double iters_per_us;
 static int ncpus; /* in the affinity mask: ult's default worker count */
-
-/* ---- busy work ---- */
-
-/* The volatile accumulator keeps the loop from being folded away; it is
- * on the caller's stack, so concurrent spinners share no cache line. */
-static unsigned long
-spin(unsigned long n)
-{
-	volatile unsigned long sink = 0;
-
-	for (unsigned long i = 0; i < n; i++)
-		sink += i;
-	return (sink);
-}
-
-static void
-busy_us(double us)
-{
-	spin((unsigned long)(us * iters_per_us));
-}
-
-/* Best of several short tries: the machine is shared, and a try that
- * lost the CPU would make every task too short. */
-static void
-calibrate(void)
-{
-	const unsigned long n = 2000000;
-	uint64_t best = UINT64_MAX;
-
-	spin(n);
-	for (int i = 0; i < 15; i++) {
-		uint64_t t0 = ult_now(), d;
-
-		spin(n);
-		d = ult_now() - t0;
-		if (d < best)
-			best = d;
-	}
-	iters_per_us = (double)n * 1000.0 / (double)best;
-}
 
 /* ---- the DAG ---- */
 
@@ -369,7 +330,7 @@ task_main(void *arg)
 	struct task *t = arg;
 
 	atomic_fetch_add(&t->runs, 1);
-	busy_us(t->dur_us);
+	bw_busy_us(t->dur_us, iters_per_us);
 	if (t->kind == K_COMPILE)
 		io_sleep();
 	lock();
@@ -615,7 +576,7 @@ main(int argc, char **argv)
 		ncpus = CPU_COUNT(&set);
 	else
 		ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
-	calibrate();
+	iters_per_us = bw_calibrate();
 	build_dag();
 	heap = malloc((size_t)nall * sizeof(*heap));
 	finished = malloc((size_t)nall * sizeof(*finished));

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "micro.h"
+#include "work.h"
 
 #define MAXTHR 8
 
@@ -34,18 +35,10 @@ die(const char *fmt, ...)
 	exit(1);
 }
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x < y ? -1 : x > y);
-}
-
 double
 median(double *v, int n)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	qsort(v, (size_t)n, sizeof(*v), bw_cmp_double);
 	return (v[n / 2]);
 }
 

@@ -57,6 +57,7 @@
 
 #include "nice_model.h"
 #include "ult.h"
+#include "work.h"
 
 #define NHOGS 11
 #define PERIOD_NS 10000000ull /* the probe's sleep */
@@ -78,44 +79,6 @@ static int have[NRT];
 static int failed;
 static double spins_per_us;
 static atomic_int stop, probe_ready;
-
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec);
-}
-
-/* Busy work: the accumulator is local so no two threads share its line. */
-static void
-busy(long n)
-{
-	volatile unsigned long sink = 0;
-
-	for (long i = 0; i < n; i++)
-		sink += (unsigned long)i;
-}
-
-/* Iterations of busy() per microsecond, the best of five tries: the
- * probe's 0.2 ms is computation, not a wall-clock spin that would also
- * count the time it spends preempted. */
-static void
-calibrate(void)
-{
-	long n = 2000000;
-	uint64_t best = UINT64_MAX;
-
-	for (int r = 0; r < 5; r++) {
-		uint64_t t0 = now_ns(), d;
-
-		busy(n);
-		d = now_ns() - t0;
-		best = d < best ? d : best;
-	}
-	spins_per_us = (double)n * 1000.0 / (double)(best ? best : 1);
-}
 
 static void
 watchdog(int sig)
@@ -158,14 +121,6 @@ probe_init(struct probe *p, double secs)
 		abort();
 }
 
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x < y ? -1 : x > y);
-}
-
 static void
 probe_report(struct probe *p, const char *rt)
 {
@@ -173,7 +128,7 @@ probe_report(struct probe *p, const char *rt)
 		fail("the interactive thread never woke", rt);
 		return;
 	}
-	qsort(p->lat, p->n, sizeof(*p->lat), cmp_u64);
+	qsort(p->lat, p->n, sizeof(*p->lat), bw_cmp_u64);
 	fprintf(stderr, "  %s interactive: %zu wakeups\n", rt, p->n);
 	result("interactive", rt, "p50_us", (double)p->lat[p->n / 2] / 1e3);
 	result("interactive", rt, "p99_us",
@@ -260,7 +215,7 @@ ult_hog(void *arg)
 	struct uhog *h = arg;
 
 	while (!atomic_load_explicit(&stop, memory_order_relaxed))
-		busy(1000);
+		bw_spin(1000);
 	h->runtime_ns = own_runtime(NULL, NULL);
 	return (NULL);
 }
@@ -269,7 +224,7 @@ static void *
 ult_probe(void *arg)
 {
 	struct probe *p = arg;
-	long work = (long)(PROBE_WORK_US * spins_per_us);
+	unsigned long work = (unsigned long)(PROBE_WORK_US * spins_per_us);
 
 	atomic_store(&probe_ready, 1);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
@@ -279,7 +234,7 @@ ult_probe(void *arg)
 		late = ult_now() - dl;
 		if (p->n < p->cap)
 			p->lat[p->n++] = late;
-		busy(work);
+		bw_spin(work);
 	}
 	p->cpu_ns = own_runtime(&p->prio, &p->score);
 	return (NULL);
@@ -387,14 +342,14 @@ static void *
 lx_probe(void *arg)
 {
 	struct probe *p = arg;
-	long work = (long)(PROBE_WORK_US * spins_per_us);
+	unsigned long work = (unsigned long)(PROBE_WORK_US * spins_per_us);
 	struct timespec c0, c1;
 
 	pin_self(lx_cpu);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	atomic_store(&probe_ready, 1);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		uint64_t dl = now_ns() + PERIOD_NS;
+		uint64_t dl = bw_now_ns() + PERIOD_NS;
 		struct timespec ts = {(time_t)(dl / 1000000000ull),
 		    (long)(dl % 1000000000ull)};
 
@@ -402,8 +357,8 @@ lx_probe(void *arg)
 			   NULL) == EINTR)
 			;
 		if (p->n < p->cap)
-			p->lat[p->n++] = now_ns() - dl;
-		busy(work);
+			p->lat[p->n++] = bw_now_ns() - dl;
+		bw_spin(work);
 	}
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 	p->cpu_ns = (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000ll +
@@ -486,7 +441,7 @@ run_linux(double secs)
 	if (pthread_create(&pt, NULL, lx_probe, &p) != 0)
 		abort();
 	wait_probe();
-	t0 = now_ns();
+	t0 = bw_now_ns();
 	fflush(NULL);
 	for (int i = 0; i < NHOGS; i++) {
 		if ((pid[i] = fork()) < 0) {
@@ -511,11 +466,11 @@ run_linux(double secs)
 		if (schedstat_ns(pid[i], &s0[i]) != 0)
 			schedstat = 0;
 	if (schedstat)
-		t0 = now_ns();
+		t0 = bw_now_ns();
 	nanosleep(&(struct timespec){(time_t)secs,
 		      (long)((secs - (double)(time_t)secs) * 1e9)},
 	    NULL);
-	t1 = now_ns();
+	t1 = bw_now_ns();
 	for (int i = 0; i < NHOGS; i++)
 		if (schedstat && schedstat_ns(pid[i], &s1[i]) != 0)
 			schedstat = 0;
@@ -535,7 +490,7 @@ run_linux(double secs)
 			    (uint64_t)(ru.ru_utime.tv_usec +
 				ru.ru_stime.tv_usec) *
 				1000ull;
-			t1 = now_ns();
+			t1 = bw_now_ns();
 		} else
 			cpu[i] = s1[i] - s0[i];
 	}
@@ -638,7 +593,9 @@ main(int argc, char **argv)
 	/* The model counts whole seconds, like the Python original. */
 	run_model(secs < 1 ? 1 : (long)(secs + 0.5));
 	if (!model_only) {
-		calibrate();
+		/* The probe's 0.2 ms is computation, not a wall-clock spin
+		 * that would also count the time it spends preempted. */
+		spins_per_us = bw_calibrate();
 		fprintf(stderr, "busy loop: %.0f iterations/us\n",
 		    spins_per_us);
 		run_ult(RT_ULT, "ule", secs, 0);

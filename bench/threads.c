@@ -29,10 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ult.h"
+#include "work.h"
 
 #define MAXM 64
 #define MAXLAT (1u << 20)
@@ -44,22 +44,13 @@ static atomic_int stop;
 static atomic_long next_event, events;
 static double *lat; /* per-event ms, the first MAXLAT events */
 
-static uint64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
-}
-
 static void
 record(uint64_t t0)
 {
 	long i = atomic_fetch_add_explicit(&events, 1, memory_order_relaxed);
 
 	if (i < (long)MAXLAT)
-		lat[i] = (double)(now_ns() - t0) / 1e6;
+		lat[i] = (double)(bw_now_ns() - t0) / 1e6;
 }
 
 static void *
@@ -69,7 +60,7 @@ ult_worker(void *arg)
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		long ev = atomic_fetch_add(&next_event, 1);
 		ult_mutex_t *m = &umtx[ev % nlocks];
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bw_now_ns();
 
 		for (int i = 0; i < nyields; i++) {
 			ult_mutex_lock(m);
@@ -88,7 +79,7 @@ pthread_worker(void *arg)
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		long ev = atomic_fetch_add(&next_event, 1);
 		pthread_mutex_t *m = &pmtx[ev % nlocks];
-		uint64_t t0 = now_ns();
+		uint64_t t0 = bw_now_ns();
 
 		for (int i = 0; i < nyields; i++) {
 			pthread_mutex_lock(m);
@@ -105,14 +96,6 @@ struct result {
 	uint64_t waits;
 };
 
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return ((x > y) - (x < y));
-}
-
 static void
 summarise(struct result *r, uint64_t el)
 {
@@ -122,7 +105,7 @@ summarise(struct result *r, uint64_t el)
 	r->eps = (double)n / ((double)el / 1e9);
 	if (k == 0)
 		return;
-	qsort(lat, (size_t)k, sizeof(lat[0]), cmp_double);
+	qsort(lat, (size_t)k, sizeof(lat[0]), bw_cmp_double);
 	for (long i = 0; i < k; i++)
 		sum += lat[i];
 	r->avg = sum / (double)k;
@@ -158,7 +141,7 @@ run_ult(const char *policy, int workers, int t, double secs)
 	for (int k = 0; k < nlocks; k++)
 		ult_mutex_init(&umtx[k]);
 	reset();
-	t0 = now_ns();
+	t0 = bw_now_ns();
 	for (int i = 0; i < t; i++)
 		if ((err = ult_spawn(&th[i], NULL, ult_worker, NULL)) != 0) {
 			fprintf(stderr, "threads: ult_spawn: %s\n",
@@ -169,7 +152,7 @@ run_ult(const char *policy, int workers, int t, double secs)
 	atomic_store(&stop, 1);
 	for (int i = 0; i < t; i++)
 		ult_join(th[i], NULL);
-	summarise(&r, now_ns() - t0);
+	summarise(&r, bw_now_ns() - t0);
 	for (int c = 0; c < ult_ncpu(); c++) {
 		struct ult_cpu_info ci;
 
@@ -198,7 +181,7 @@ run_pthread(int t, double secs)
 	for (int k = 0; k < nlocks; k++)
 		pthread_mutex_init(&pmtx[k], NULL);
 	reset();
-	t0 = now_ns();
+	t0 = bw_now_ns();
 	for (int i = 0; i < t; i++)
 		if (pthread_create(&th[i], NULL, pthread_worker, NULL) != 0) {
 			fprintf(stderr, "threads: pthread_create failed\n");
@@ -208,7 +191,7 @@ run_pthread(int t, double secs)
 	atomic_store(&stop, 1);
 	for (int i = 0; i < t; i++)
 		pthread_join(th[i], NULL);
-	summarise(&r, now_ns() - t0);
+	summarise(&r, bw_now_ns() - t0);
 	free(th);
 	return (r);
 }
