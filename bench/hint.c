@@ -73,16 +73,6 @@ struct tstat {
 };
 static struct tstat ts[NTHR];
 
-static void
-watchdog(int sig)
-{
-	static const char msg[] = "hint: watchdog: a run did not finish\n";
-
-	(void)sig;
-	(void)!write(2, msg, sizeof(msg) - 1);
-	_exit(3);
-}
-
 static void *
 ult_worker(void *arg)
 {
@@ -243,7 +233,7 @@ main(int argc, char **argv)
 		return (2);
 	}
 	iters = quick ? 100 : 1600;
-	signal(SIGALRM, watchdog);
+	bw_watchdog("hint");
 	spins_per_us = bw_calibrate();
 	spins = (unsigned long)(WORK_US * spins_per_us);
 	fprintf(stderr,

@@ -247,20 +247,6 @@ write_cdf(const char *rt, const char *cs, const uint64_t *v, int n)
 	}
 }
 
-/* A watchdog: a hung run (preemption is still opt-in because of a rare
- * hang) should fail with a message, not wait for the CTest timeout. */
-static void
-on_alarm(int sig)
-{
-	static const char msg[] = "latency: a run did not finish in time "
-				  "(hang?)\n";
-
-	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		_exit(3);
-	_exit(3);
-}
-
 static int
 preempt_in_force(void)
 {
@@ -376,7 +362,6 @@ int
 main(int argc, char **argv)
 {
 	static const char *const rts[] = {"ult", "ult-4bsd", "pthread"};
-	struct sigaction sa;
 	cpu_set_t set;
 	long ncpu;
 	int hogs[2];
@@ -399,9 +384,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "latency: odd CPU count %ld\n", ncpu);
 		return (1);
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_alarm;
-	sigaction(SIGALRM, &sa, NULL);
+	bw_watchdog("latency");
 	iters_per_us = bw_calibrate();
 	fprintf(stderr,
 	    "latency: 1 message + %d workers, %d rounds of %d ms, %d us work; "

@@ -463,20 +463,6 @@ tv_s(struct timeval a, struct timeval b)
 	    (double)(b.tv_usec - a.tv_usec) * 1e-6);
 }
 
-/* A watchdog: a hung run (preemption is still opt-in because of a rare
- * hang) should fail with a message, not wait for the CTest timeout. */
-static void
-on_alarm(int sig)
-{
-	static const char msg[] = "make: a run did not finish in time "
-				  "(hang?)\n";
-
-	(void)sig;
-	if (write(2, msg, sizeof(msg) - 1) < 0)
-		_exit(3);
-	_exit(3);
-}
-
 /* One run: returns 0 if the results check out. */
 static int
 run_one(int jobs, const char *rt)
@@ -557,7 +543,6 @@ main(int argc, char **argv)
 	static const char *const cases[] = {"j1", "j4", "j16"};
 	static const char *const rts[] = {"ult", "ult-4bsd", "pthread"};
 	static const int jobs[] = {1, 4, 16};
-	struct sigaction sa;
 	cpu_set_t set;
 	int fail = 0;
 
@@ -569,9 +554,7 @@ main(int argc, char **argv)
 		} else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
 			i++;
 	}
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_alarm;
-	sigaction(SIGALRM, &sa, NULL);
+	bw_watchdog("make");
 	if (sched_getaffinity(0, sizeof(set), &set) == 0)
 		ncpus = CPU_COUNT(&set);
 	else

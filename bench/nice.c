@@ -81,16 +81,6 @@ static double spins_per_us;
 static atomic_int stop, probe_ready;
 
 static void
-watchdog(int sig)
-{
-	static const char msg[] = "nice: watchdog: a run did not finish\n";
-
-	(void)sig;
-	(void)!write(2, msg, sizeof(msg) - 1);
-	_exit(3);
-}
-
-static void
 fail(const char *what, const char *rt)
 {
 	fprintf(stderr, "nice: FAIL %s: %s\n", rt, what);
@@ -589,7 +579,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "nice: --secs out of range\n");
 		return (2);
 	}
-	signal(SIGALRM, watchdog);
+	bw_watchdog("nice");
 	/* The model counts whole seconds, like the Python original. */
 	run_model(secs < 1 ? 1 : (long)(secs + 0.5));
 	if (!model_only) {

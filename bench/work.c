@@ -5,8 +5,12 @@
  * loses its CPU to another then takes longer to finish its work, which
  * is what the programs measure.
  */
+#include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "work.h"
 
@@ -80,4 +84,27 @@ bw_cmp_double(const void *a, const void *b)
 	double x = *(const double *)a, y = *(const double *)b;
 
 	return (x < y ? -1 : x > y);
+}
+
+static char watchdog_msg[128];
+
+static void
+on_alarm(int sig)
+{
+	(void)sig;
+	if (write(2, watchdog_msg, strlen(watchdog_msg)) < 0)
+		_exit(3);
+	_exit(3);
+}
+
+void
+bw_watchdog(const char *prog)
+{
+	struct sigaction sa;
+
+	snprintf(watchdog_msg, sizeof(watchdog_msg),
+	    "%s: a run did not finish in time (hang?)\n", prog);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
 }

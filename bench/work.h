@@ -19,6 +19,11 @@ double bw_calibrate(void);
 /* About us microseconds of bw_spin() at per_us iterations a microsecond. */
 void bw_busy_us(double us, double per_us);
 
+/* From now on SIGALRM ends the program (exit 3) with "<prog>: a run did
+ * not finish in time": a hung run fails with a message instead of waiting
+ * for a CTest timeout.  Arm it with alarm(). */
+void bw_watchdog(const char *prog);
+
 /* Ascending order for qsort(). */
 int bw_cmp_u64(const void *a, const void *b);
 int bw_cmp_double(const void *a, const void *b);
