@@ -338,30 +338,12 @@ run_one(const char *rt, int nhogs)
 	free(replies);
 }
 
-static int
-selected(int argc, char **argv, const char *name, int is_case)
-{
-	int any = 0;
-
-	for (int i = 1; i < argc; i++) {
-		int c = strncmp(argv[i], "hogs=", 5) == 0;
-
-		if (argv[i][0] == '-' || c != is_case) {
-			if (strcmp(argv[i], "--data") == 0)
-				i++;
-			continue;
-		}
-		any = 1;
-		if (strcmp(argv[i], name) == 0)
-			return (1);
-	}
-	return (!any);
-}
-
 int
 main(int argc, char **argv)
 {
 	static const char *const rts[] = {"ult", "ult-4bsd", "pthread"};
+	static char cases[2][32];
+	const char *const casep[2] = {cases[0], cases[1]};
 	cpu_set_t set;
 	long ncpu;
 	int hogs[2];
@@ -390,14 +372,13 @@ main(int argc, char **argv)
 	    "latency: 1 message + %d workers, %d rounds of %d ms, %d us work; "
 	    "busy loop %.0f iterations/us\n",
 	    NWORKERS, nrounds, PERIOD_NS / 1000000, WORK_US, iters_per_us);
+	for (int c = 0; c < 2; c++)
+		snprintf(cases[c], sizeof(cases[c]), "hogs=%d", hogs[c]);
 	for (int c = 0; c < 2; c++) {
-		char cs[32];
-
-		snprintf(cs, sizeof(cs), "hogs=%d", hogs[c]);
-		if (!selected(argc, argv, cs, 1))
+		if (!bw_selected(argc, argv, cases[c], casep, 2))
 			continue;
 		for (int r = 0; r < 3; r++)
-			if (selected(argc, argv, rts[r], 0))
+			if (bw_selected(argc, argv, rts[r], rts, 3))
 				run_one(rts[r], hogs[c]);
 	}
 	return (0);

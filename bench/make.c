@@ -521,22 +521,6 @@ run_one(int jobs, const char *rt)
 	return (0);
 }
 
-static int
-selected(int argc, char **argv, const char *name, const char *const *set,
-    int nset)
-{
-	int any = 0;
-
-	for (int i = 1; i < argc; i++)
-		for (int k = 0; k < nset; k++)
-			if (strcmp(argv[i], set[k]) == 0) {
-				any = 1;
-				if (strcmp(argv[i], name) == 0)
-					return (1);
-			}
-	return (!any);
-}
-
 int
 main(int argc, char **argv)
 {
@@ -572,13 +556,13 @@ main(int argc, char **argv)
 	    ndir, nfile, ndepend + nall, iters_per_us, serial_us / 1e6,
 	    critical_us / 1e6, ncpus);
 	for (int c = 0; c < 3; c++) {
-		if (!selected(argc, argv, cases[c], cases, 3))
+		if (!bw_selected(argc, argv, cases[c], cases, 3))
 			continue;
 		for (int r = 0; r < 3; r++) {
 			/* -j1 is the serial baseline: pthread only. */
 			if (jobs[c] == 1 && strcmp(rts[r], "pthread") != 0)
 				continue;
-			if (!selected(argc, argv, rts[r], rts, 3))
+			if (!bw_selected(argc, argv, rts[r], rts, 3))
 				continue;
 			fail |= run_one(jobs[c], rts[r]);
 		}

@@ -108,3 +108,19 @@ bw_watchdog(const char *prog)
 	sa.sa_handler = on_alarm;
 	sigaction(SIGALRM, &sa, NULL);
 }
+
+int
+bw_selected(int argc, char **argv, const char *name, const char *const *set,
+    int nset)
+{
+	int any = 0;
+
+	for (int i = 1; i < argc; i++)
+		for (int k = 0; k < nset; k++)
+			if (strcmp(argv[i], set[k]) == 0) {
+				any = 1;
+				if (strcmp(argv[i], name) == 0)
+					return (1);
+			}
+	return (!any);
+}

@@ -24,6 +24,12 @@ void bw_busy_us(double us, double per_us);
  * for a CTest timeout.  Arm it with alarm(). */
 void bw_watchdog(const char *prog);
 
+/* Whether a run named `name', one of the nset names in set, is selected
+ * by the command line: yes if it is named there, or if no name of the set
+ * is (so "make j4 ult" runs one case on one runtime). */
+int bw_selected(int argc, char **argv, const char *name, const char *const *set,
+    int nset);
+
 /* Ascending order for qsort(). */
 int bw_cmp_u64(const void *a, const void *b);
 int bw_cmp_double(const void *a, const void *b);
