@@ -70,6 +70,22 @@ ult__mtx_lock_slow(struct mtx *m)
 	abort();
 }
 
+/* One host thread plays every CPU: it owns every lock it takes. */
+const void *
+ult__mtx_self(void)
+{
+	return (&S);
+}
+
+void
+ult__assert_fail(const char *file, int line, const char *expr, const char *msg)
+{
+	fprintf(stderr, "sim: assertion failed at %s:%d: %s%s%s%s, cpu %d\n",
+	    file, line, expr, msg ? " (" : "", msg ? msg : "", msg ? ")" : "",
+	    S != NULL ? S->curcpu : -1);
+	abort();
+}
+
 void
 ult__spin_backoff(unsigned *iter)
 {

@@ -237,7 +237,9 @@ test_fork_exit_history(void)
 	cts->ts_slptime = K(5000);
 	pts->ts_runtime = K(300);
 	pts->ts_slptime = K(600);
+	thread_lock(&p->td);
 	s->sched->exit(&p->td, &c->td);
+	thread_unlock(&p->td);
 	CHECK_EQ(pts->ts_runtime, K(1000));
 	CHECK_EQ(pts->ts_slptime, K(600));
 	sim_destroy(s);

@@ -134,6 +134,22 @@ td_clr_inhib(struct thread *td, int bit)
 /* The lock no one ever acquires; see the comment at the top. */
 extern struct mtx blocked_lock;
 
+/*
+ * FreeBSD's THREAD_LOCK_ASSERT(td, MA_OWNED): the caller holds td's thread
+ * lock.  A thread being handed over (td_lock == &blocked_lock) belongs to
+ * whoever blocked it, which this cannot tell, so it passes, as in FreeBSD.
+ */
+#ifdef ULT_INVARIANTS
+#define THREAD_LOCK_ASSERT(td)                                            \
+	do {                                                              \
+		struct mtx *tla_m_ = ULT_LD(&(td)->td_lock);              \
+		ULT_KASSERT(tla_m_ == &blocked_lock || mtx_owned(tla_m_), \
+		    "thread lock not held");                              \
+	} while (0)
+#else
+#define THREAD_LOCK_ASSERT(td) ((void)0)
+#endif
+
 /* Lock the thread's current owner; returns the lock taken. */
 static inline struct mtx *
 thread_lock(struct thread *td)
@@ -166,6 +182,7 @@ thread_lock_block(struct thread *td)
 {
 	struct mtx *m = ULT_LD(&td->td_lock);
 
+	MTX_ASSERT_OWNED(m);
 	ULT_ST(&td->td_lock, &blocked_lock);
 	return (m);
 }
@@ -194,6 +211,8 @@ thread_lock_set(struct thread *td, struct mtx *new)
 {
 	struct mtx *old = ULT_LD(&td->td_lock);
 
+	MTX_ASSERT_OWNED(old);
+	MTX_ASSERT_OWNED(new);
 	ULT_ST_REL(&td->td_lock, new);
 	mtx_unlock(old);
 }
