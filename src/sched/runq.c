@@ -22,6 +22,7 @@ runq_add_pri(struct runq *rq, struct thread *td, int idx, int flags)
 {
 	struct ult__list *q = &rq->rq_queues[idx];
 
+	MPASS(idx >= 0 && idx < RQ_NQS && !ult__list_linked(&td->td_runq));
 	td->td_rqindex = idx;
 	rq->rq_status |= (uint64_t)1 << idx;
 	if (flags & SRQ_PREEMPTED)
@@ -41,6 +42,8 @@ runq_remove_idx(struct runq *rq, struct thread *td, uint8_t *idx)
 {
 	int q = td->td_rqindex;
 
+	MPASS(q >= 0 && q < RQ_NQS && ult__list_linked(&td->td_runq));
+	MPASS((rq->rq_status >> q) & 1);
 	ult__list_remove(&td->td_runq);
 	if (ult__list_empty(&rq->rq_queues[q])) {
 		rq->rq_status &= ~((uint64_t)1 << q);

@@ -142,9 +142,10 @@ struct sched_ops {
 	void (*unlend_prio)(struct thread *td, int prio);
 	void (*set_class)(struct thread *td, int cls);
 
-	/* Bind td (locked) to cpu / unbind it.  Returns 1 when td is running
-	 * elsewhere than cpu: it moves at its next switch, which the policy
-	 * has requested with mach_ast() (the caller may switch at once). */
+	/* Bind td (locked) to cpu / unbind it.  A running td must be the
+	 * calling CPU's current thread; bind then returns 1 when cpu is
+	 * another CPU, and the caller must switch td out next (its switch
+	 * moves it).  Queued and sleeping threads are simply re-homed. */
 	int (*bind)(struct thread *td, int cpu);
 	void (*unbind)(struct thread *td);
 	int (*is_bound)(struct thread *td);

@@ -68,6 +68,8 @@ runq_put(struct thread *td, int flags)
 	struct td_sched *ts = ts_of(td);
 	int q = -1;
 
+	MTX_ASSERT_OWNED(&sched_lock);
+	MPASS(!TD_ON_RUNQ(td));
 	if (ts->ts_flags & TSF_BOUND)
 		q = ts->ts_cpu;
 	else if (td->td_pinned && td->td_lastcpu != NOCPU)
@@ -86,6 +88,8 @@ runq_take(struct thread *td)
 {
 	int q = ts_of(td)->ts_runq;
 
+	MTX_ASSERT_OWNED(&sched_lock);
+	MPASS(TD_ON_RUNQ(td));
 	runq_remove(rq_of(q), td);
 	if (q < 0)
 		ULT_ST(&runq_global_len, ULT_LD(&runq_global_len) - 1);
@@ -105,18 +109,36 @@ runq_best(int cpu)
 	return (td);
 }
 
+/*
+ * Move a queued thread to the tail of the queue its priority now selects,
+ * on the same run queue.  The queue lengths do not change: an idle CPU
+ * reads them without sched_lock to decide whether to sleep, and a length
+ * that drops to zero for an instant can send it to sleep with work queued
+ * and nobody left to wake it.
+ */
+static void
+runq_relink(struct thread *td, int prio)
+{
+	struct runq *rq = rq_of(ts_of(td)->ts_runq);
+
+	MTX_ASSERT_OWNED(&sched_lock);
+	MPASS(TD_ON_RUNQ(td));
+	runq_remove(rq, td);
+	td_set_pri(td, prio);
+	runq_add(rq, td, 0);
+}
+
 /* ---- priorities --------------------------------------------------- */
 
 /* 4BSD requeues a queued thread only when its queue index changes. */
 static void
 set_priority(struct thread *td, int prio)
 {
+	THREAD_LOCK_ASSERT(td);
 	if (td->td_priority == prio)
 		return;
 	if (TD_ON_RUNQ(td) && td->td_rqindex != prio / RQ_PPQ) {
-		runq_take(td);
-		td_set_pri(td, prio);
-		runq_put(td, 0);
+		runq_relink(td, prio);
 		return;
 	}
 	td_set_pri(td, prio);
@@ -166,6 +188,7 @@ bsd_unlend_prio(struct thread *td, int prio)
 static void
 bsd_nice(struct thread *td, int nice)
 {
+	THREAD_LOCK_ASSERT(td);
 	td->td_nice = (int8_t)nice;
 	resetpriority(td);
 	resetpriority_thread(td);
@@ -174,34 +197,41 @@ bsd_nice(struct thread *td, int nice)
 static void
 bsd_set_class(struct thread *td, int cls)
 {
+	THREAD_LOCK_ASSERT(td);
 	td->td_pri_class = (uint8_t)cls;
 }
 
 static void
 bsd_userret(struct thread *td)
 {
+	THREAD_LOCK_ASSERT(td);
 	(void)sched_common_userret(td);
 }
 
 /* ---- the once-a-second pass over the queues ---------------------- */
 
-/* Decay one queue: take every thread out in order, update, put back. */
+/*
+ * Decay one queue: take every thread out in order, update, put back.  The
+ * threads never leave the run queue as far as its lengths tell (see
+ * runq_relink): only their links move.
+ */
 static void
 schedcpu_queue(struct runq *rq, int loadfac, int now)
 {
 	struct ult__list tmp, *n;
 	struct thread *td;
 
+	MTX_ASSERT_OWNED(&sched_lock);
 	ult__list_init(&tmp);
 	while ((td = runq_choose(rq)) != NULL) {
-		runq_take(td);
+		runq_remove(rq, td);
 		ult__list_insert_tail(&tmp, &td->td_runq);
 	}
 	while ((n = ult__list_first(&tmp)) != NULL) {
 		td = runq_thread(n);
 		ult__list_remove(n);
 		schedcpu_thread(td, loadfac, now);
-		runq_put(td, 0);
+		runq_add(rq, td, 0);
 	}
 }
 
@@ -275,6 +305,7 @@ add_locked(struct thread *td, int flags)
 	int self = mach_curcpu(), q;
 	struct thread *cur;
 
+	MTX_ASSERT_OWNED(&sched_lock);
 	runq_put(td, flags);
 	ULT_ST(&sched_tdcnt, ULT_LD(&sched_tdcnt) + 1);
 	q = ts_of(td)->ts_runq;
@@ -288,9 +319,16 @@ add_locked(struct thread *td, int flags)
 		resched_worst(td->td_priority);
 		return;
 	}
+	cur = ULT_LD(&curthr[self]);
+	/* The clock acting for an idle CPU: its worker must look at its
+	 * queue whatever the priority (an idle-class thread at rtprio 31
+	 * ties with the idle thread). */
+	if (cur == idlethr[self]) {
+		mach_ast(cur, self);
+		return;
+	}
 	if (flags & SRQ_YIELDING)
 		return;
-	cur = ULT_LD(&curthr[self]);
 	/* maybe_preempt: only onto an idle-class thread (no interrupt
 	 * priorities here); otherwise maybe_resched. */
 	if (td->td_priority < pri_of(cur)) {
@@ -304,6 +342,8 @@ add_locked(struct thread *td, int flags)
 static void
 bsd_add(struct thread *td, int flags)
 {
+	THREAD_LOCK_ASSERT(td);
+	MPASS(!TD_ON_RUNQ(td) && !TD_IS_RUNNING(td));
 	if (ULT_LD(&td->td_lock) != &sched_lock) {
 		struct mtx *m = thread_lock_block(td);
 
@@ -320,6 +360,7 @@ bsd_add(struct thread *td, int flags)
 static void
 bsd_rem(struct thread *td)
 {
+	THREAD_LOCK_ASSERT(td);
 	runq_take(td);
 	ULT_ST(&sched_tdcnt, ULT_LD(&sched_tdcnt) - 1);
 	TD_SET_CAN_RUN(td);
@@ -330,6 +371,7 @@ choosethread(int cpu)
 {
 	struct thread *td = runq_best(cpu);
 
+	MTX_ASSERT_OWNED(&sched_lock);
 	if (td != NULL) {
 		runq_take(td);
 		ts_of(td)->ts_didrun = 1;
@@ -348,6 +390,11 @@ bsd_switch(struct thread *td, struct thread *newtd, int flags,
 	int cpu = mach_curcpu();
 	struct mtx *mtx;
 
+	THREAD_LOCK_ASSERT(td);
+	MPASS(cpu >= 0 && td == ULT_LD(&curthr[cpu]) && td->td_oncpu == cpu);
+	MPASS(!TD_IS_RUNNING(td) || ULT_LD(&td->td_lock) == &sched_lock);
+	MPASS(newtd == NULL ||
+	    (TD_CAN_RUN(newtd) && ULT_LD(&newtd->td_lock) == &sched_lock));
 	mtx = thread_lock_block(td);
 	if (mtx != &sched_lock) {
 		/* Going to sleep or to a turnstile: mtx is that lock.  The
@@ -386,6 +433,10 @@ bsd_switch(struct thread *td, struct thread *newtd, int flags,
 		ULT_ST(&curthr[cpu], newtd);
 	} else
 		newtd = choosethread(cpu);
+	/* sched_add's forward_wakeup for the requeued thread: if it is still
+	 * on the global queue, an idle CPU may run it now. */
+	if (TD_ON_RUNQ(td) && ts_of(td)->ts_runq < 0)
+		forward_wakeup(cpu);
 	mtx_unlock(&sched_lock);
 	return (newtd);
 }
@@ -396,6 +447,8 @@ bsd_throw(struct thread *td)
 	int cpu = mach_curcpu();
 	struct thread *newtd;
 
+	MTX_ASSERT_OWNED(&sched_lock);
+	MPASS(td == ULT_LD(&curthr[cpu]) && TD_IS_RUNNING(td));
 	ULT_ST(&sched_tdcnt, ULT_LD(&sched_tdcnt) - 1);
 	td->td_lastcpu = td->td_oncpu;
 	td->td_oncpu = NOCPU;
@@ -454,6 +507,7 @@ out:
 static void
 bsd_sleep(struct thread *td, int prio)
 {
+	THREAD_LOCK_ASSERT(td);
 	td->td_slptick = mach_ticks();
 	if (prio != 0 && PRI_BASE(td->td_pri_class) == PRI_TIMESHARE)
 		bsd_prio(td, prio);
@@ -466,6 +520,8 @@ bsd_wakeup(struct thread *td, int srqflags)
 	int now = mach_ticks();
 	int slptime = td->td_slptick ? (now - td->td_slptick) / ULT_HZ : 0;
 
+	THREAD_LOCK_ASSERT(td);
+	MPASS(TD_CAN_RUN(td));
 	if (slptime > 1) {
 		updatepri(td, slptime);
 		resetpriority(td);
@@ -479,8 +535,11 @@ bsd_wakeup(struct thread *td, int srqflags)
 static void
 bsd_preempt(struct thread *td)
 {
-	struct thread *best = runq_best(td->td_oncpu);
+	struct thread *best;
 
+	THREAD_LOCK_ASSERT(td);
+	MPASS(TD_IS_RUNNING(td));
+	best = runq_best(td->td_oncpu);
 	if (best != NULL && best->td_priority < td->td_priority)
 		ULT_ST(&td->td_owepreempt, 1);
 }
@@ -527,6 +586,8 @@ bsd_fork(struct thread *td, struct thread *child)
 {
 	struct td_sched *ts2 = ts_of(child);
 
+	if (td != NULL)
+		THREAD_LOCK_ASSERT(td);
 	child->td_oncpu = child->td_lastcpu = NOCPU;
 	ULT_ST(&child->td_lock, &sched_lock);
 	ts2->ts_flags = 0;
@@ -546,6 +607,7 @@ bsd_exit(struct thread *td, struct thread *child)
 {
 	struct td_sched *ts = ts_of(td);
 
+	THREAD_LOCK_ASSERT(td);
 	ts->ts_estcpu =
 	    ESTCPULIM(ts->ts_estcpu + ts_of(child)->ts_estcpu, iew());
 	resetpriority(td);
@@ -556,6 +618,7 @@ bsd_unbind(struct thread *td)
 {
 	struct td_sched *ts = ts_of(td);
 
+	THREAD_LOCK_ASSERT(td);
 	if (!(ts->ts_flags & TSF_BOUND))
 		return;
 	ts->ts_flags &= ~TSF_BOUND;
@@ -567,6 +630,8 @@ bsd_bind(struct thread *td, int cpu)
 {
 	struct td_sched *ts = ts_of(td);
 
+	THREAD_LOCK_ASSERT(td);
+	MPASS(!TD_IS_RUNNING(td) || td->td_oncpu == mach_curcpu());
 	bsd_unbind(td);
 	ts->ts_flags |= TSF_BOUND;
 	ts->ts_cpu = cpu;
@@ -579,10 +644,8 @@ bsd_bind(struct thread *td, int cpu)
 		}
 		return (0);
 	}
-	if (TD_IS_RUNNING(td) && td->td_oncpu != cpu) {
-		mach_ast(td, td->td_oncpu);
-		return (1);
-	}
+	if (TD_IS_RUNNING(td) && td->td_oncpu != cpu)
+		return (1); /* the caller switches td out next */
 	return (0);
 }
 

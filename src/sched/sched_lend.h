@@ -15,6 +15,7 @@ typedef void (*sched_setpri_fn)(struct thread *td, int prio);
 static inline void
 sched_common_prio(struct thread *td, int prio, sched_setpri_fn set)
 {
+	THREAD_LOCK_ASSERT(td);
 	td->td_base_pri = (uint8_t)prio;
 	/* Never lower a borrowed priority. */
 	if ((td->td_flags & TDF_BORROWING) && td->td_priority < prio)
@@ -25,6 +26,7 @@ sched_common_prio(struct thread *td, int prio, sched_setpri_fn set)
 static inline void
 sched_common_lend(struct thread *td, int prio, sched_setpri_fn set)
 {
+	THREAD_LOCK_ASSERT(td);
 	td->td_flags |= TDF_BORROWING;
 	set(td, prio);
 }
@@ -35,6 +37,7 @@ sched_common_unlend(struct thread *td, int prio, sched_setpri_fn set)
 {
 	int base;
 
+	THREAD_LOCK_ASSERT(td);
 	if (td->td_base_pri >= PRI_MIN_TIMESHARE &&
 	    td->td_base_pri <= PRI_MAX_TIMESHARE)
 		base = td->td_user_pri;

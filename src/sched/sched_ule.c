@@ -62,6 +62,9 @@ tdq_runq_add(struct tdq *tdq, struct thread *td, int flags)
 	struct td_sched *ts = td_get_sched(td);
 	int pri = td->td_priority;
 
+	TDQ_LOCK_ASSERT(tdq);
+	MPASS(ts->ts_cpu == TDQ_ID(tdq));
+	MPASS(!TD_ON_RUNQ(td));
 	TD_SET_RUNQ(td);
 	if (THREAD_CAN_MIGRATE(td)) {
 		ULT_ST(&tdq->tdq_transferable, TDQ_TRANSFERABLE(tdq) + 1);
@@ -96,6 +99,9 @@ tdq_runq_rem(struct tdq *tdq, struct thread *td)
 {
 	struct td_sched *ts = td_get_sched(td);
 
+	TDQ_LOCK_ASSERT(tdq);
+	MPASS(TD_ON_RUNQ(td));
+	MPASS(ts->ts_cpu == TDQ_ID(tdq));
 	if (ts->ts_flags & TSF_XFERABLE) {
 		ULT_ST(&tdq->tdq_transferable, TDQ_TRANSFERABLE(tdq) - 1);
 		ts->ts_flags &= ~TSF_XFERABLE;
@@ -118,6 +124,7 @@ tdq_load_add(struct tdq *tdq)
 static void
 tdq_load_rem(struct tdq *tdq)
 {
+	MPASS(TDQ_LOAD(tdq) > 0);
 	ULT_ST(&tdq->tdq_load, TDQ_LOAD(tdq) - 1);
 }
 
@@ -127,6 +134,9 @@ tdq_add(struct tdq *tdq, struct thread *td, int flags)
 {
 	int lowpri = TDQ_LOWPRI(tdq);
 
+	THREAD_LOCK_ASSERT(td);
+	MPASS(ULT_LD(&td->td_lock) == TDQ_LOCKPTR(tdq) ||
+	    ULT_LD(&td->td_lock) == &blocked_lock);
 	if (td->td_priority < lowpri)
 		ULT_ST(&tdq->tdq_lowpri, td->td_priority);
 	tdq_runq_add(tdq, td, flags);
@@ -152,6 +162,7 @@ tdq_setlowpri(struct tdq *tdq, struct thread *ctd)
 {
 	struct thread *td;
 
+	TDQ_LOCK_ASSERT(tdq);
 	if (ctd == NULL)
 		ctd = ULT_LD(&tdq->tdq_curthread);
 	td = tdq_choose(tdq);
@@ -166,6 +177,7 @@ choosethread(struct tdq *tdq)
 {
 	struct thread *td = tdq_choose(tdq);
 
+	TDQ_LOCK_ASSERT(tdq);
 	if (td != NULL) {
 		tdq_runq_rem(tdq, td);
 		ULT_ST(&tdq->tdq_lowpri, td->td_priority);
@@ -213,6 +225,14 @@ sched_setpreempt(struct tdq *tdq, int pri)
 	struct thread *ctd = ULT_LD(&tdq->tdq_curthread);
 	int cpri;
 
+	TDQ_LOCK_ASSERT(tdq);
+	/* Work for an idle CPU: its worker must look at its queue, whatever
+	 * the priority (an idle-class thread at rtprio 31 ties with the idle
+	 * thread, and no priority test would wake the worker for it). */
+	if (ctd == tdq->tdq_idlethread) {
+		mach_ast(ctd, TDQ_ID(tdq));
+		return;
+	}
 	if (ULT_LD(&ctd->td_lock) != TDQ_LOCKPTR(tdq))
 		return;
 	cpri = ctd->td_priority;
@@ -233,6 +253,8 @@ ule_add(struct thread *td, int flags)
 	struct tdq *tdq;
 	int cpu, lowpri;
 
+	THREAD_LOCK_ASSERT(td);
+	MPASS(!TD_ON_RUNQ(td) && !TD_IS_RUNNING(td));
 	/* Recompute the user priority before choosing a CPU and queue. */
 	if (PRI_BASE(td->td_pri_class) == PRI_TIMESHARE)
 		sched_priority(td);
@@ -252,6 +274,7 @@ sched_rem(struct thread *td)
 {
 	struct tdq *tdq = TDQ_CPU(td_get_sched(td)->ts_cpu);
 
+	THREAD_LOCK_ASSERT(td);
 	tdq_runq_rem(tdq, td);
 	tdq_load_rem(tdq);
 	TD_SET_CAN_RUN(td);
@@ -274,6 +297,12 @@ ule_switch(struct thread *td, struct thread *newtd, int flags,
 	struct mtx *mtx;
 	int srqflag, preempted, pickcpu;
 
+	THREAD_LOCK_ASSERT(td);
+	MPASS(cpuid >= 0 && td == ULT_LD(&tdq->tdq_curthread));
+	MPASS(td->td_oncpu == cpuid);
+	MPASS(!TD_IS_RUNNING(td) || ULT_LD(&td->td_lock) == TDQ_LOCKPTR(tdq));
+	MPASS(newtd == NULL ||
+	    (TD_CAN_RUN(newtd) && ULT_LD(&newtd->td_lock) == TDQ_LOCKPTR(tdq)));
 	sched_pctcpu_update(ts, 1, now);
 	pickcpu = (td->td_flags & TDF_PICKCPU) != 0;
 	if (pickcpu)
@@ -314,6 +343,7 @@ ule_switch(struct thread *td, struct thread *newtd, int flags,
 		if (TDQ_LOAD(tdq) == 0)
 			tdq_trysteal(tdq);
 	}
+	TDQ_LOCK_ASSERT(tdq);
 	/* Counted under the queue lock: the clock resets it there. */
 	if (!TD_IS_IDLETHREAD(td))
 		ULT_ST(&tdq->tdq_switchcnt, ULT_LD(&tdq->tdq_switchcnt) + 1);
@@ -341,6 +371,8 @@ ule_throw(struct thread *td)
 	struct tdq *tdq = TDQ_CPU(cpuid);
 	struct thread *newtd;
 
+	TDQ_LOCK_ASSERT(tdq);
+	MPASS(td == ULT_LD(&tdq->tdq_curthread) && TD_IS_RUNNING(td));
 	tdq_load_rem(tdq);
 	td->td_lastcpu = td->td_oncpu;
 	td->td_oncpu = NOCPU;
@@ -364,6 +396,7 @@ sched_thread_priority(struct thread *td, int prio)
 	struct tdq *tdq;
 	int oldpri;
 
+	THREAD_LOCK_ASSERT(td);
 	if (td->td_priority == prio)
 		return;
 	if (TD_ON_RUNQ(td) && prio < td->td_priority) {
@@ -382,6 +415,7 @@ sched_thread_priority(struct thread *td, int prio)
 		 * the kernel rarely does.
 		 */
 		tdq = TDQ_CPU(td_get_sched(td)->ts_cpu);
+		MPASS(ULT_LD(&td->td_lock) == TDQ_LOCKPTR(tdq));
 		oldpri = td->td_priority;
 		td_set_pri(td, prio);
 		if (TDQ_LOWPRI(tdq) == oldpri)
@@ -389,7 +423,11 @@ sched_thread_priority(struct thread *td, int prio)
 		return;
 	}
 	if (TD_IS_RUNNING(td)) {
-		tdq = TDQ_CPU(td_get_sched(td)->ts_cpu);
+		/* A running thread's queue is the one it runs on: ts_cpu
+		 * names it, since only a switch moves a running thread. */
+		tdq = TDQ_CPU(td->td_oncpu);
+		MPASS(td_get_sched(td)->ts_cpu == td->td_oncpu);
+		MPASS(ULT_LD(&td->td_lock) == TDQ_LOCKPTR(tdq));
 		oldpri = td->td_priority;
 		td_set_pri(td, prio);
 		if (prio < TDQ_LOWPRI(tdq))
@@ -422,6 +460,7 @@ ule_prio(struct thread *td, int prio)
 static void
 ule_nice(struct thread *td, int nice)
 {
+	THREAD_LOCK_ASSERT(td);
 	td->td_nice = (int8_t)nice;
 	sched_priority(td);
 	ule_prio(td, td->td_base_user_pri);
@@ -430,6 +469,7 @@ ule_nice(struct thread *td, int nice)
 static void
 ule_set_class(struct thread *td, int cls)
 {
+	THREAD_LOCK_ASSERT(td);
 	td->td_pri_class = (uint8_t)cls;
 }
 
@@ -437,8 +477,10 @@ ule_set_class(struct thread *td, int cls)
 static void
 ule_userret(struct thread *td)
 {
+	THREAD_LOCK_ASSERT(td);
+	MPASS(TD_IS_RUNNING(td) && td_get_sched(td)->ts_cpu == td->td_oncpu);
 	if (sched_common_userret(td))
-		tdq_setlowpri(TDQ_CPU(td_get_sched(td)->ts_cpu), td);
+		tdq_setlowpri(TDQ_CPU(td->td_oncpu), td);
 }
 
 /*
@@ -452,6 +494,7 @@ ule_sleep(struct thread *td, int prio)
 {
 	int boost = TUN(static_boost);
 
+	THREAD_LOCK_ASSERT(td);
 	td->td_slptick = mach_ticks();
 	if (PRI_BASE(td->td_pri_class) != PRI_TIMESHARE)
 		return;
@@ -468,6 +511,8 @@ ule_wakeup(struct thread *td, int srqflags)
 	struct td_sched *ts = td_get_sched(td);
 	int now = mach_ticks(), slptick = td->td_slptick;
 
+	THREAD_LOCK_ASSERT(td);
+	MPASS(TD_CAN_RUN(td));
 	td->td_slptick = 0;
 	if (slptick && slptick != now) {
 		/* Past twice the history limit the clamp in
@@ -557,6 +602,8 @@ ule_preempt(struct thread *td)
 {
 	struct tdq *tdq = TDQ_CPU(td_get_sched(td)->ts_cpu);
 
+	THREAD_LOCK_ASSERT(td);
+	MPASS(TD_IS_RUNNING(td) && td_get_sched(td)->ts_cpu == td->td_oncpu);
 	if (td->td_priority > TDQ_LOWPRI(tdq))
 		ULT_ST(&td->td_owepreempt, 1);
 	else
@@ -565,14 +612,19 @@ ule_preempt(struct thread *td)
 
 /*
  * Binding pins the thread.  A queued thread is requeued on its new CPU at
- * once; a running one is asked to switch, and sched_switch moves it
- * because ts_cpu no longer names the CPU it runs on.
+ * once.  A running thread is bound only by its own CPU, right before it
+ * switches (sched_bind binds curthread and calls mi_switch): sched_switch
+ * then moves it because ts_cpu no longer names the CPU it runs on.  The
+ * host defers the binding of a thread running elsewhere to that thread's
+ * next switch, so that ts_cpu of a running thread always names the queue
+ * whose lock is its thread lock.
  */
 static void
 ule_unbind(struct thread *td)
 {
 	struct td_sched *ts = td_get_sched(td);
 
+	THREAD_LOCK_ASSERT(td);
 	if ((ts->ts_flags & TSF_BOUND) == 0)
 		return;
 	ts->ts_flags &= ~TSF_BOUND;
@@ -584,6 +636,8 @@ ule_bind(struct thread *td, int cpu)
 {
 	struct td_sched *ts = td_get_sched(td);
 
+	THREAD_LOCK_ASSERT(td);
+	MPASS(!TD_IS_RUNNING(td) || td->td_oncpu == mach_curcpu());
 	ule_unbind(td);
 	ts->ts_flags |= TSF_BOUND;
 	td->td_pinned++;
@@ -596,10 +650,9 @@ ule_bind(struct thread *td, int cpu)
 		return (0);
 	}
 	if (TD_IS_RUNNING(td)) {
-		if (td->td_oncpu == cpu && ts->ts_cpu == cpu)
+		if (td->td_oncpu == cpu)
 			return (0);
 		ts->ts_cpu = cpu;
-		mach_ast(td, td->td_oncpu);
 		return (1);
 	}
 	ts->ts_cpu = cpu;
@@ -645,6 +698,8 @@ ule_fork(struct thread *td, struct thread *child)
 	struct td_sched *ts, *ts2 = td_get_sched(child);
 	struct tdq *tdq;
 
+	if (td != NULL)
+		THREAD_LOCK_ASSERT(td);
 	child->td_oncpu = child->td_lastcpu = NOCPU;
 	ts2->ts_flags = 0;
 	if (td == NULL || self < 0) {
@@ -684,6 +739,7 @@ ule_fork(struct thread *td, struct thread *child)
 static void
 ule_exit(struct thread *td, struct thread *child)
 {
+	THREAD_LOCK_ASSERT(td);
 	td_get_sched(td)->ts_runtime += td_get_sched(child)->ts_runtime;
 	sched_interact_update(td);
 	sched_priority(td);

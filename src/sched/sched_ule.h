@@ -144,6 +144,7 @@ extern cpuset_t all_cpus;
 #define TDQ_LOCK(t) mtx_lock(TDQ_LOCKPTR(t))
 #define TDQ_UNLOCK(t) mtx_unlock(TDQ_LOCKPTR(t))
 #define TDQ_TRYLOCK(t) mtx_trylock(TDQ_LOCKPTR(t))
+#define TDQ_LOCK_ASSERT(t) MTX_ASSERT_OWNED(TDQ_LOCKPTR(t))
 #define TDQ_LOAD(t) ULT_LD(&(t)->tdq_load)
 #define TDQ_TRANSFERABLE(t) ULT_LD(&(t)->tdq_transferable)
 #define TDQ_LOWPRI(t) ULT_LD(&(t)->tdq_lowpri)

@@ -251,6 +251,7 @@ sched_setcpu(struct thread *td, int cpu, int flags)
 	struct tdq *tdq = TDQ_CPU(cpu);
 	struct mtx *mtx;
 
+	THREAD_LOCK_ASSERT(td);
 	td_get_sched(td)->ts_cpu = cpu;
 	if (ULT_LD(&td->td_lock) == TDQ_LOCKPTR(tdq))
 		return (tdq);
@@ -269,6 +270,8 @@ sched_switch_migrate(struct tdq *tdq, struct thread *td, int flags)
 	struct tdq *tdn = TDQ_CPU(td_get_sched(td)->ts_cpu);
 	int lowpri;
 
+	TDQ_LOCK_ASSERT(tdq);
+	MPASS(tdn != tdq && ULT_LD(&td->td_lock) == &blocked_lock);
 	ULT_ST(&tdq->tdq_load, TDQ_LOAD(tdq) - 1);
 	TDQ_UNLOCK(tdq);
 	TDQ_LOCK(tdn);
@@ -280,29 +283,34 @@ sched_switch_migrate(struct tdq *tdq, struct thread *td, int flags)
 }
 
 /*
- * A thread was added to a remote queue.  Interrupt that CPU only if the
- * thread beats the best it had (running or queued) by sched_shouldpreempt;
- * an idle CPU is woken through its idle word rather than an IPI.  The
- * fence pairs with the one in the idle loop (see ule_idle_enter).
+ * A thread was added to a remote queue (locked).  An idle CPU is woken
+ * through its idle word, whatever the thread's priority: FreeBSD tests the
+ * priority first, which is enough in a kernel whose idle CPUs also wake at
+ * every clock interrupt, but a parked worker wakes only when told, and a
+ * stale tdq_lowpri or an idle-class thread tying with the idle thread
+ * would leave the thread on a sleeping CPU for good.  A busy CPU is
+ * interrupted only if the thread beats the best it had (running or queued)
+ * by sched_shouldpreempt.  The fence pairs with the one in the idle loop
+ * (ule_idle_enter): the load was raised before it, tdq_cpu_idle is read
+ * after it, so either the idle loop sees the load or we see it asleep.
  */
 void
 tdq_notify(struct tdq *tdq, int lowpri)
 {
-	struct thread *cur;
 	int cpu = TDQ_ID(tdq);
 
-	/* A preemption already requested covers this thread too, unless
-	 * that CPU has gone idle since: the kernel's idle CPU would have
-	 * taken the IPI and cleared the flag; ours may be parked with it. */
-	if (ULT_LD(&tdq->tdq_owepreempt) &&
-	    ULT_LD(&tdq->tdq_curthread) != tdq->tdq_idlethread)
+	TDQ_LOCK_ASSERT(tdq);
+	MPASS(TDQ_LOAD(tdq) > 0);
+	ULT_FENCE();
+	if (ULT_LD(&tdq->tdq_curthread) == tdq->tdq_idlethread) {
+		if (ULT_LD(&tdq->tdq_cpu_idle) != 0)
+			mach_cpu_idle_wakeup(cpu);
+		return;
+	}
+	/* A preemption already requested covers this thread too. */
+	if (ULT_LD(&tdq->tdq_owepreempt))
 		return;
 	if (!sched_shouldpreempt(TDQ_LOWPRI(tdq), lowpri, 1))
-		return;
-	ULT_FENCE();
-	cur = ULT_LD(&tdq->tdq_curthread);
-	if (cur == tdq->tdq_idlethread &&
-	    (ULT_LD(&tdq->tdq_cpu_idle) == 0 || mach_cpu_idle_wakeup(cpu)))
 		return;
 	ULT_ST(&tdq->tdq_owepreempt, 1);
 	mach_ipi_preempt(cpu);
@@ -393,9 +401,11 @@ tdq_steal(struct tdq *tdq)
 int
 tdq_move(struct tdq *from, struct tdq *to)
 {
-	struct thread *td = tdq_steal(from);
+	struct thread *td;
 
-	if (td == NULL)
+	TDQ_LOCK_ASSERT(from);
+	TDQ_LOCK_ASSERT(to);
+	if ((td = tdq_steal(from)) == NULL)
 		return (-1);
 	thread_lock_block_wait(td);
 	sched_rem(td);
