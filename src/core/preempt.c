@@ -361,17 +361,21 @@ ult__preempt_retry(int cpu)
 	}
 }
 
-/* A voluntary switch ends the pin a preemption put on the thread, and
- * applies a binding asked for meanwhile; the switch then moves it (td
- * locked). */
+/*
+ * ut (locked, the current thread) is about to switch with `flags': a
+ * voluntary switch ends the pin a preemption put on it, and a binding
+ * asked for by another thread while ut was running is applied by any
+ * switch that leaves ut free to move; the switch then moves it.
+ */
 void
-ult__preempt_unpin(struct ult_thread *ut)
+ult__preempt_switching(struct ult_thread *ut, int flags)
 {
-	if (ut->preempt_pinned) {
+	THREAD_LOCK_ASSERT(&ut->td);
+	if ((flags & SW_VOL) && ut->preempt_pinned) {
 		ut->preempt_pinned = 0;
 		ut->td.td_pinned--;
 	}
-	if (ut->bind_pending) {
+	if (ut->bind_pending && !ut->preempt_pinned) {
 		ult__rt.sched->bind(&ut->td, ut->bind_pending - 1);
 		ut->bind_pending = 0;
 	}

@@ -117,7 +117,8 @@ struct ult__worker {
 enum {
 	RT_STOPPED = 0,
 	RT_RUNNING,
-	RT_STOPPING
+	RT_STOPPING,
+	RT_FORKED /* a fork child of a process whose runtime was up */
 };
 
 struct ult__runtime {
@@ -214,7 +215,7 @@ int ult__preempt_init(void);
 void ult__preempt_fini(void);
 void ult__preempt_kick(int cpu);
 void ult__preempt_retry(int cpu);
-void ult__preempt_unpin(struct ult_thread *ut);
+void ult__preempt_switching(struct ult_thread *ut, int flags);
 extern atomic_int ult__preempt_migrate;
 extern atomic_int ult__schedctl_bound_us;
 

@@ -77,6 +77,7 @@ switch_mid(void *arg)
 	unsigned spins = 0;
 
 	ult__san_mid_enter(&w->scratch_san);
+	MPASS(ULT_LD(&w->sw_prev->td.td_lock) == &blocked_lock);
 	if (!w->sw_dying)
 		thread_lock_unblock(&w->sw_prev->td, w->sw_mtx);
 	while (ULT_LD_ACQ(&to->td_lock) == &blocked_lock)
@@ -137,14 +138,19 @@ ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
 	struct thread *ntd;
 	struct mtx *mtx;
 
+	THREAD_LOCK_ASSERT(&ut->td);
+	MPASS(ut == w->curthread);
+	MPASS(hint == NULL ||
+	    ULT_LD(&hint->td.td_lock) == ULT_LD(&ut->td.td_lock));
 	account(w, ut, now, flags);
-	if ((flags & SW_VOL) && ut->preempt_pinned) /* rare: out of line */
-		ult__preempt_unpin(ut);
+	if (ULT_UNLIKELY(ut->preempt_pinned | ut->bind_pending))
+		ult__preempt_switching(ut, flags);
 	w->clk_ns = now;
 	w->clk_valid = 1;
 	ntd = ult__rt.sched->switch_(&ut->td, hint ? &hint->td : NULL, flags,
 	    &mtx);
 	w->clk_valid = 0;
+	MPASS(ULT_LD(&ut->td.td_lock) == &blocked_lock && mtx != NULL);
 	if (ntd == &ut->td) {
 		thread_lock_unblock(&ut->td, mtx);
 		return;
@@ -162,6 +168,7 @@ ult__exit_switch(struct ult_thread *ut)
 	struct thread *ntd;
 
 	thread_lock(&ut->td);
+	MPASS(ut == w->curthread && ut != &w->idle);
 	account(w, ut, now, 0);
 	w->clk_ns = now;
 	w->clk_valid = 1;

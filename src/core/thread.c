@@ -553,11 +553,19 @@ ult_bind(ult_thread_t *t, int cpu)
 		thread_unlock(&t->td);
 		return (0);
 	}
-	if (t != self && t->preempt_pinned) {
-		/* Preempted at an arbitrary instruction, t may hold its
-		 * worker's TLS addresses (the migration rule in preempt.c):
-		 * it moves at its next voluntary switch instead. */
+	if (t != self && (TD_IS_RUNNING(&t->td) || t->preempt_pinned)) {
+		/*
+		 * Only a thread's own switch may move it while it runs (the
+		 * policy keeps a running thread's queue where it runs): record
+		 * the binding for t's next switch.  A preempted t, running or
+		 * queued, may hold its worker's TLS addresses (the migration
+		 * rule in preempt.c), so for it that switch must be a voluntary
+		 * one.  Without asynchronous preemption, ask for a switch at
+		 * t's next runtime exit.
+		 */
 		t->bind_pending = cpu + 1;
+		if (!t->preempt_pinned && ult__rt.preempt <= 0)
+			mach_ast(&t->td, t->td.td_oncpu);
 		thread_unlock(&t->td);
 		return (0);
 	}
