@@ -54,6 +54,8 @@ ult__sleepq_release(const void *wchan)
 void
 ult__sleepq_add(const void *wchan, struct ult__waiter *w)
 {
+	MTX_ASSERT_OWNED(&chain_of(wchan)->lock);
+	MPASS(!ult__list_linked(&w->link));
 	w->wchan = wchan;
 	w->result = 0;
 	ULT_ST(&w->futex, 0);
@@ -66,17 +68,19 @@ resume(struct sleepq_chain *sc, struct ult__waiter *w)
 {
 	struct thread *td;
 
+	MTX_ASSERT_OWNED(&sc->lock);
+	MPASS(!ult__list_linked(&w->link));
 	if (w->ut == NULL) {
 		ult__waiter_wake_foreign(w);
 		return;
 	}
 	td = &w->ut->td;
 	thread_lock_block_wait(td);
+	MPASS(ULT_LD(&td->td_lock) == &sc->lock && TD_IS_SLEEPING(td));
 	ult__ts_wake_lend(w->ut);
 	TD_CLR_SLEEPING(td);
 	if (TD_CAN_RUN(td))
 		ult__rt.sched->wakeup(td, SRQ_HOLD);
-	(void)sc;
 }
 
 int
@@ -95,6 +99,7 @@ ult__sleepq_count(const void *wchan, int max)
 	struct ult__list *n;
 	int c = 0;
 
+	MTX_ASSERT_OWNED(&sc->lock);
 	ULT_LIST_FOREACH (n, &sc->waiters) {
 		if (c >= max)
 			break;
@@ -111,6 +116,7 @@ ult__sleepq_signal(const void *wchan)
 	struct sleepq_chain *sc = chain_of(wchan);
 	struct ult__list *n;
 
+	MTX_ASSERT_OWNED(&sc->lock);
 	ULT_LIST_FOREACH (n, &sc->waiters) {
 		struct ult__waiter *w =
 		    ULT_CONTAINER_OF(n, struct ult__waiter, link);
@@ -131,6 +137,7 @@ ult__sleepq_broadcast(const void *wchan)
 	struct ult__list *n, *t;
 	int woken = 0;
 
+	MTX_ASSERT_OWNED(&sc->lock);
 	ULT_LIST_FOREACH_SAFE (n, t, &sc->waiters) {
 		struct ult__waiter *w =
 		    ULT_CONTAINER_OF(n, struct ult__waiter, link);
@@ -187,6 +194,8 @@ ult__sleepq_wait(const void *wchan, struct ult__waiter *w, uint64_t deadline)
 	struct ult_thread *ut = w->ut;
 	struct thread *td;
 
+	MTX_ASSERT_OWNED(&sc->lock);
+	MPASS(w->wchan == wchan && ult__list_linked(&w->link));
 	if (deadline != 0 && deadline <= ult__now()) {
 		ult__list_remove(&w->link);
 		mtx_unlock(&sc->lock);

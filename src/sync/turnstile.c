@@ -225,6 +225,7 @@ insert_waiter(struct ult__turnstile *ts, int queue, struct ult__waiter *w)
 	struct ult__list *h = &ts->ts_blocked[queue], *n;
 	int requeued = w->flags & WF_REQUEUED;
 
+	MTX_ASSERT_OWNED(&ts->ts_lock);
 	ULT_LIST_FOREACH (n, h) {
 		struct ult__waiter *o =
 		    ULT_CONTAINER_OF(n, struct ult__waiter, link);
@@ -251,6 +252,8 @@ queue_of(struct ult__turnstile *ts, struct ult__waiter *w)
 static void
 remove_waiter(struct ult__turnstile *ts, int queue, struct ult__waiter *w)
 {
+	MTX_ASSERT_OWNED(&ts->ts_lock);
+	MPASS(ts->ts_count[queue] > 0);
 	ult__list_remove(&w->link);
 	ts->ts_count[queue]--;
 	update_bestpri(ts);
@@ -262,6 +265,7 @@ set_owner(struct ult__turnstile *ts, struct ult_thread *ut)
 {
 	struct ult_thread *old = ts->ts_owner;
 
+	MTX_ASSERT_OWNED(&ts->ts_lock);
 	if (old == ut)
 		return (NULL);
 	if (old != NULL) {
@@ -289,6 +293,7 @@ set_owner(struct ult__turnstile *ts, struct ult_thread *ut)
 static int
 lend_to(struct thread *td, int pri)
 {
+	THREAD_LOCK_ASSERT(td);
 	if (pri >= td->td_priority && pri >= td->td_user_pri)
 		return (0);
 	ult__rt.sched->lend_prio(td,
@@ -339,6 +344,7 @@ propagate(struct ult__turnstile *top, int pri)
 {
 	struct ult__turnstile *ts = top;
 
+	MTX_ASSERT_OWNED(&top->ts_lock);
 	for (;;) {
 		struct ult_thread *o = ts->ts_owner;
 		struct ult__turnstile *nts;
@@ -366,6 +372,7 @@ propagate(struct ult__turnstile *top, int pri)
 		/* Blocked on nts, whose lock is m: re-sort it there. */
 		nts = o->ts_blocked;
 		ow = o->ts_waiter;
+		MPASS(nts != NULL && m == &nts->ts_lock && ow->ts == nts);
 		q = queue_of(nts, ow);
 		remove_waiter(nts, q, ow);
 		ow->pri = pri;
@@ -446,6 +453,8 @@ resume(struct ult__waiter *w, int lend)
 	}
 	td = &w->ut->td;
 	thread_lock_block_wait(td);
+	MPASS(TD_ON_LOCK(td) &&
+	    ULT_LD(&td->td_lock) == &w->ut->ts_blocked->ts_lock);
 	w->ut->ts_blocked = NULL;
 	w->ut->ts_waiter = NULL;
 	lend_to(td, lend);
