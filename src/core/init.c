@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,6 +15,35 @@ struct ult__runtime ult__rt;
 
 /* Serialises init and shutdown against each other. */
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+/* ult_init or ult_shutdown is between its first and last step (under
+ * init_lock; read by the fork handler, which cannot take the lock). */
+static volatile sig_atomic_t init_busy;
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+/*
+ * fork() copies only the calling kernel thread: the child has no workers
+ * and no clock thread, and its copies of the runtime's locks may be held
+ * by threads that do not exist there.  The runtime is therefore dead in the
+ * child: every call fails with ENXIO (ult_init too, as the parent's state
+ * cannot be reclaimed safely), and the child's only thread, even if it
+ * forked from a uthread, is a foreign thread from now on.
+ */
+static void
+atfork_child(void)
+{
+	ult__tls_worker = NULL;
+	ult__tls_actcpu = -1;
+	if (init_busy || ULT_LD(&ult__rt.state) != RT_STOPPED)
+		ULT_ST(&ult__rt.state, RT_FORKED);
+	init_busy = 0;
+	pthread_mutex_init(&init_lock, NULL);
+}
+
+static void
+atfork_register(void)
+{
+	(void)pthread_atfork(NULL, NULL, atfork_child);
+}
 
 static const struct sched_ops *
 policy_lookup(const char *name)
@@ -108,22 +138,16 @@ teardown(int workers, int clock, int policy)
 	ult__rt.workers = NULL;
 }
 
-int
-ult_init(const struct ult_config *cfg)
+/* Bring the runtime up, or leave nothing behind (init_lock held). */
+static int
+start(const struct ult_config *cfg)
 {
 	int oscpu[ULT_MAXCPU], nos, err, pinned;
 	struct topo_cpu *desc = NULL;
 
-	pthread_mutex_lock(&init_lock);
-	if (ULT_LD(&ult__rt.state) != RT_STOPPED) {
-		pthread_mutex_unlock(&init_lock);
-		return (EBUSY);
-	}
 	nos = ult__os_cpus(oscpu, ULT_MAXCPU);
-	if ((err = configure(cfg, nos)) != 0) {
-		pthread_mutex_unlock(&init_lock);
+	if ((err = configure(cfg, nos)) != 0)
 		return (err);
-	}
 	ult__fastclock_init();
 	ult__rt.epoch_ns = ult__now();
 	atomic_init(&ult__rt.ticks_max, 0);
@@ -145,9 +169,8 @@ ult_init(const struct ult_config *cfg)
 	ult__rt.workers =
 	    ult__zalloc_cl((size_t)ult__rt.ncpu, sizeof(struct ult__worker));
 	if (ult__rt.topo == NULL || ult__rt.workers == NULL) {
-		teardown(0, 0, 0);
-		pthread_mutex_unlock(&init_lock);
-		return (ENOMEM);
+		err = ENOMEM;
+		goto fail;
 	}
 	for (int i = 0; i < ult__rt.ncpu; i++) {
 		ult__rt.workers[i].id = i;
@@ -156,29 +179,43 @@ ult_init(const struct ult_config *cfg)
 	if ((err = ult__stacks_init()) != 0 ||
 	    (err = ult__timers_init(ult__rt.ncpu + 1)) != 0 ||
 	    (err = ult__signals_init()) != 0 ||
-	    (err = ult__preempt_init()) != 0) {
-		teardown(0, 0, 0);
-		pthread_mutex_unlock(&init_lock);
-		return (err);
-	}
-	if ((err = ult__rt.sched->init()) != 0) {
-		teardown(0, 0, 0);
-		pthread_mutex_unlock(&init_lock);
-		return (err);
-	}
-	if ((err = ult__workers_start()) != 0) {
-		teardown(0, 0, 1);
-		pthread_mutex_unlock(&init_lock);
-		return (err);
-	}
-	if ((err = ult__clock_start()) != 0) {
-		teardown(1, 0, 1);
-		pthread_mutex_unlock(&init_lock);
-		return (err);
-	}
-	ULT_ST_REL(&ult__rt.state, RT_RUNNING);
-	pthread_mutex_unlock(&init_lock);
+	    (err = ult__preempt_init()) != 0 ||
+	    (err = ult__rt.sched->init()) != 0)
+		goto fail;
+	if ((err = ult__workers_start()) != 0)
+		goto fail_policy;
+	if ((err = ult__clock_start()) != 0)
+		goto fail_workers;
 	return (0);
+fail_workers:
+	teardown(1, 0, 1);
+	return (err);
+fail_policy:
+	teardown(0, 0, 1);
+	return (err);
+fail:
+	teardown(0, 0, 0);
+	return (err);
+}
+
+int
+ult_init(const struct ult_config *cfg)
+{
+	int err;
+
+	pthread_once(&atfork_once, atfork_register);
+	pthread_mutex_lock(&init_lock);
+	if (ULT_LD(&ult__rt.state) != RT_STOPPED) {
+		err = ULT_LD(&ult__rt.state) == RT_FORKED ? ENXIO : EBUSY;
+		pthread_mutex_unlock(&init_lock);
+		return (err);
+	}
+	init_busy = 1;
+	if ((err = start(cfg)) == 0)
+		ULT_ST_REL(&ult__rt.state, RT_RUNNING);
+	init_busy = 0;
+	pthread_mutex_unlock(&init_lock);
+	return (err);
 }
 
 int
@@ -193,11 +230,13 @@ ult_shutdown(void)
 		pthread_mutex_unlock(&init_lock);
 		return (ENXIO);
 	}
+	init_busy = 1;
 	while ((n = ULT_LD_ACQ(&ult__rt.nthreads)) != 0)
 		ult__futex_wait(&ult__rt.nthreads, n, 0);
 	ULT_ST(&ult__rt.state, RT_STOPPING);
 	teardown(1, 1, 1);
 	ULT_ST_REL(&ult__rt.state, RT_STOPPED);
+	init_busy = 0;
 	pthread_mutex_unlock(&init_lock);
 	return (0);
 }
