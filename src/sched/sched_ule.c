@@ -128,6 +128,28 @@ tdq_load_rem(struct tdq *tdq)
 	ULT_ST(&tdq->tdq_load, TDQ_LOAD(tdq) - 1);
 }
 
+/*
+ * tdq_lowpri never claims worse than the truth: it is at most the current
+ * thread's priority and at most (to run-queue granularity) the best queued
+ * realtime or interactive thread's.  Checked where it changes.
+ */
+static void
+tdq_assert_lowpri(struct tdq *tdq)
+{
+#ifdef ULT_INVARIANTS
+	struct thread *cur = ULT_LD(&tdq->tdq_curthread);
+	struct thread *rt = runq_choose(&tdq->tdq_realtime);
+	int lowpri = TDQ_LOWPRI(tdq);
+
+	TDQ_LOCK_ASSERT(tdq);
+	ULT_KASSERT(lowpri <= cur->td_priority, "tdq_lowpri above curthread");
+	ULT_KASSERT(rt == NULL || lowpri / RQ_PPQ <= rt->td_priority / RQ_PPQ,
+	    "tdq_lowpri above the best queued thread");
+#else
+	(void)tdq;
+#endif
+}
+
 /* Add to the queue and load; returns the old lowpri for tdq_notify(). */
 int
 tdq_add(struct tdq *tdq, struct thread *td, int flags)
@@ -141,6 +163,7 @@ tdq_add(struct tdq *tdq, struct thread *td, int flags)
 		ULT_ST(&tdq->tdq_lowpri, td->td_priority);
 	tdq_runq_add(tdq, td, flags);
 	tdq_load_add(tdq);
+	tdq_assert_lowpri(tdq);
 	return (lowpri);
 }
 
@@ -170,6 +193,8 @@ tdq_setlowpri(struct tdq *tdq, struct thread *ctd)
 		ULT_ST(&tdq->tdq_lowpri, ctd->td_priority);
 	else
 		ULT_ST(&tdq->tdq_lowpri, td->td_priority);
+	if (ctd == ULT_LD(&tdq->tdq_curthread))
+		tdq_assert_lowpri(tdq);
 }
 
 static struct thread *
@@ -280,6 +305,7 @@ sched_rem(struct thread *td)
 	TD_SET_CAN_RUN(td);
 	if (td->td_priority == TDQ_LOWPRI(tdq))
 		tdq_setlowpri(tdq, NULL);
+	tdq_assert_lowpri(tdq);
 }
 
 /*
@@ -359,6 +385,7 @@ ule_switch(struct thread *td, struct thread *newtd, int flags,
 	} else
 		newtd = choosethread(tdq);
 	sched_pctcpu_update(td_get_sched(newtd), 0, now);
+	tdq_assert_lowpri(tdq);
 	TDQ_UNLOCK(tdq);
 	*mtxp = mtx;
 	return (newtd);
@@ -387,8 +414,9 @@ ule_throw(struct thread *td)
 
 /*
  * Priority changes.  A queued thread whose priority improves is requeued
- * (it may even migrate); one whose priority worsens keeps its place, as in
- * FreeBSD.  A running thread updates its queue's lowpri.
+ * (it may even migrate); one whose priority worsens moves back on its own
+ * queue (FreeBSD keeps its place; see below).  A running thread updates
+ * its queue's lowpri.
  */
 static void
 sched_thread_priority(struct thread *td, int prio)
@@ -407,19 +435,26 @@ sched_thread_priority(struct thread *td, int prio)
 	}
 	if (TD_ON_RUNQ(td)) {
 		/*
-		 * Worse: it keeps its queue position, as in FreeBSD, but
-		 * tdq_lowpri must stop claiming the old priority, or a
-		 * later sched_rem() (comparing the new one) leaves it stale
-		 * and tdq_notify() stops waking this CPU for equal work.
-		 * ult unlends queued threads (a lock waiter timing out), which
-		 * the kernel rarely does.
+		 * Worse.  FreeBSD leaves the thread where it is, which the
+		 * kernel can afford because it rarely unlends a queued thread;
+		 * ult does whenever a lock waiter times out.  Left in place, a
+		 * thread unlent from 28 to 136 would sit at the head of the
+		 * realtime queue, be chosen before the 30 behind it and set
+		 * tdq_lowpri to 136, and the CPU would run it while the better
+		 * thread waits.  So it moves to the place its new priority
+		 * selects, on the same queue: the load does not change, so no
+		 * idle test can see the queue empty for an instant.
 		 */
 		tdq = TDQ_CPU(td_get_sched(td)->ts_cpu);
 		MPASS(ULT_LD(&td->td_lock) == TDQ_LOCKPTR(tdq));
 		oldpri = td->td_priority;
+		tdq_runq_rem(tdq, td);
+		TD_SET_CAN_RUN(td);
 		td_set_pri(td, prio);
+		tdq_runq_add(tdq, td, SRQ_BORING);
 		if (TDQ_LOWPRI(tdq) == oldpri)
 			tdq_setlowpri(tdq, NULL);
+		tdq_assert_lowpri(tdq);
 		return;
 	}
 	if (TD_IS_RUNNING(td)) {
@@ -434,6 +469,7 @@ sched_thread_priority(struct thread *td, int prio)
 			ULT_ST(&tdq->tdq_lowpri, prio);
 		else if (TDQ_LOWPRI(tdq) == oldpri)
 			tdq_setlowpri(tdq, td);
+		tdq_assert_lowpri(tdq);
 		return;
 	}
 	td_set_pri(td, prio);
@@ -843,4 +879,5 @@ const struct sched_ops ult__sched_ule = {
     .cpu_stats = ule_cpu_stats,
     .tunables = ule_tunables,
     .check = ule_check,
+    .dump = ule_dump,
 };
