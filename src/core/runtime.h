@@ -60,6 +60,7 @@ struct ult_thread {
 	/* sleeping */
 	struct ult__timer slp_timer; /* timeouts; also the sleep wchan */
 	struct ult__waiter *_Atomic slp_waiter;
+	const void *_Atomic wchan; /* sleep channel while asleep (reports) */
 	/* locks (src/sync/turnstile.c) */
 	struct ult__turnstile *ts_spare;   /* NULL while lent to a lock */
 	struct ult__turnstile *ts_blocked; /* blocked on (its ts_lock) */
@@ -190,6 +191,11 @@ void ult__thread_entry(void *arg);
 /* thread.c */
 void ult__thread_dead(struct ult__worker *w, struct ult_thread *ut);
 void ult__thread_slab_fini(void);
+/* Call fn for every uthread not yet joined (no lock: for hang reports). */
+void ult__thread_foreach(void (*fn)(struct ult_thread *, void *), void *arg);
+
+/* debug.c: the hang report, written to fd. */
+void ult__debug_dump(int fd);
 extern struct mtx ult__zombie_lock;
 
 /* worker.c */

@@ -93,6 +93,21 @@ ult__thread_slab_fini(void)
 	free_head = free_tail = NULL;
 }
 
+void
+ult__thread_foreach(void (*fn)(struct ult_thread *, void *), void *arg)
+{
+	/* A hang may hold the slab lock: then read the chunk list as is
+	 * (chunks are only added, and freed at shutdown). */
+	int locked = mtx_trylock(&slab_lock);
+
+	for (struct slab_chunk *c = slab_chunks; c != NULL; c = c->next)
+		for (int i = 0; i < SLAB_CHUNK; i++)
+			if (ULT_LD(&c->t[i].lstate) != UT_FREE)
+				fn(&c->t[i], arg);
+	if (locked)
+		mtx_unlock(&slab_lock);
+}
+
 /* Handle is dead: mark it so under its (zombie) thread lock and recycle. */
 static void
 thread_release(struct ult_thread *ut)
@@ -189,6 +204,7 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 	atomic_init(&ut->nmigrations, 0);
 	ult__timer_init(&ut->slp_timer);
 	atomic_init(&ut->slp_waiter, NULL);
+	atomic_init(&ut->wchan, NULL);
 	ut->ts_blocked = NULL;
 	ut->ts_waiter = NULL;
 	mtx_init(&ut->contested_lock, "contested");

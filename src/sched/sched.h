@@ -170,6 +170,12 @@ struct sched_ops {
 	 * with all queues locked; returns 0 or a line describing the first
 	 * violation.  For tests. */
 	const char *(*check)(void);
+	/* Describe cpu's queues for a hang report, one line per call of
+	 * out; threads are named by their struct thread address.  Takes no
+	 * lock that it cannot get at once (the report must not hang too),
+	 * so what it prints may be inconsistent. */
+	void (*dump)(int cpu, void (*out)(void *arg, const char *line),
+	    void *arg);
 };
 
 extern const struct sched_ops ult__sched_ule;

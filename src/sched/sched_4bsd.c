@@ -655,6 +655,12 @@ bsd_is_bound(struct thread *td)
 	return ((ts_of(td)->ts_flags & TSF_BOUND) != 0);
 }
 
+int
+bsd_cpu_idle_flag(int cpu)
+{
+	return (ULT_LD(&cpu_idle[cpu]));
+}
+
 static int
 bsd_idle_poll(int cpu, struct sched_idle *st)
 {
@@ -762,4 +768,5 @@ const struct sched_ops ult__sched_4bsd = {
     .cpu_stats = bsd_cpu_stats,
     .tunables = bsd_tunables,
     .check = bsd_check,
+    .dump = bsd_dump,
 };

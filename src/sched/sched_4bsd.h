@@ -106,6 +106,10 @@ int bsd_load(int cpu);
 void bsd_thread_stats(struct thread *td, struct sched_thread_stats *st);
 void bsd_cpu_stats(int cpu, struct sched_cpu_stats *st);
 const char *bsd_check(void);
+#define bsd_dump ult__bsd_dump
+void bsd_dump(int cpu, void (*out)(void *, const char *), void *arg);
+#define bsd_cpu_idle_flag ult__bsd_cpu_idle_flag
+int bsd_cpu_idle_flag(int cpu);
 extern const struct sched_tunable bsd_tunables[];
 
 #endif

@@ -250,5 +250,7 @@ int ule_load(int cpu);
 void ule_thread_stats(struct thread *td, struct sched_thread_stats *st);
 void ule_cpu_stats(int cpu, struct sched_cpu_stats *st);
 const char *ule_check(void);
+#define ule_dump ult__ule_dump
+void ule_dump(int cpu, void (*out)(void *, const char *), void *arg);
 
 #endif

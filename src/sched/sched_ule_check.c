@@ -141,3 +141,52 @@ ule_check(void)
 		TDQ_UNLOCK(TDQ_CPU(c));
 	return (err);
 }
+
+/* One line per queued thread, at most 256 per run queue. */
+static void
+dump_runq(const char *name, struct runq *rq, void (*out)(void *, const char *),
+    void *arg)
+{
+	char line[160];
+	int shown = 0;
+
+	for (int q = 0; q < RQ_NQS; q++) {
+		struct ult__list *h = &rq->rq_queues[q], *n;
+
+		for (n = h->next; n != h && shown < 256; n = n->next, shown++) {
+			struct thread *td = runq_thread(n);
+
+			snprintf(line, sizeof(line),
+			    "  %s[%d]: td %p pri %d state %d pinned %d", name,
+			    q, (void *)td, td->td_priority, td->td_state,
+			    td->td_pinned);
+			out(arg, line);
+		}
+	}
+}
+
+void
+ule_dump(int cpu, void (*out)(void *, const char *), void *arg)
+{
+	struct tdq *tdq = TDQ_CPU(cpu);
+	struct thread *cur = ULT_LD(&tdq->tdq_curthread);
+	int locked = TDQ_TRYLOCK(tdq);
+	char line[200];
+
+	snprintf(line, sizeof(line),
+	    "cpu %d%s: load %d transferable %d lowpri %d cpu_idle %d "
+	    "owepreempt %d idx %d ridx %d switchcnt %d/%d cur %p%s pri %d",
+	    cpu, locked ? "" : " (queue lock busy, read unlocked)",
+	    TDQ_LOAD(tdq), TDQ_TRANSFERABLE(tdq), TDQ_LOWPRI(tdq),
+	    ULT_LD(&tdq->tdq_cpu_idle), ULT_LD(&tdq->tdq_owepreempt),
+	    tdq->tdq_idx, tdq->tdq_ridx, ULT_LD(&tdq->tdq_switchcnt),
+	    ULT_LD(&tdq->tdq_oldswitchcnt), (void *)cur,
+	    cur == tdq->tdq_idlethread ? " (idle)" : "",
+	    __atomic_load_n(&cur->td_priority, __ATOMIC_RELAXED));
+	out(arg, line);
+	dump_runq("realtime", &tdq->tdq_realtime, out, arg);
+	dump_runq("timeshare", &tdq->tdq_timeshare, out, arg);
+	dump_runq("idle", &tdq->tdq_idle, out, arg);
+	if (locked)
+		TDQ_UNLOCK(tdq);
+}

@@ -220,7 +220,9 @@ ult__sleepq_wait(const void *wchan, struct ult__waiter *w, uint64_t deadline)
 	ult__rt.sched->sleep(td, PWAIT);
 	thread_lock_set(td, &sc->lock);
 	TD_SET_SLEEPING(td);
+	ULT_ST(&ut->wchan, wchan);
 	ult__mi_switch(ut, SW_VOL | SWT_SLEEPQ, NULL);
+	ULT_ST(&ut->wchan, NULL);
 	if (deadline != 0)
 		ult__timer_cancel(&ut->slp_timer);
 	return (w->result);
