@@ -132,9 +132,13 @@ void ult_yield(void);
 
 /*
  * Sleep until deadline_ns (ult_now() clock); never returns early.  A
- * uthread sleeps on the runtime's timers and earns ULE sleep credit; a
- * foreign thread uses clock_nanosleep.  Returns 0, or ENXIO when called
- * from a uthread of a stopped runtime.  Blocks: yes.
+ * deadline that has passed, 0 included, returns at once (a uthread still
+ * takes a pending reschedule there, as at any return from the runtime).
+ * ult_sleep_ns saturates at UINT64_MAX, which never comes: a sleep that
+ * long does not return.  A uthread sleeps on the runtime's timers and
+ * earns ULE sleep credit; a foreign thread uses clock_nanosleep.  Returns
+ * 0, or ENXIO when called from a uthread of a stopped runtime.
+ * Blocks: yes.
  */
 int ult_sleep_until(uint64_t deadline_ns);
 int ult_sleep_ns(uint64_t ns);
@@ -284,7 +288,9 @@ int ult_getclass(ult_thread_t *t, int *cls, int *prio);
  * size: embed them anywhere, initialise them statically or with the
  * _init function, and never copy one that is in use.  The fields are
  * private.  Timed waits take absolute CLOCK_MONOTONIC deadlines and
- * return ETIMEDOUT once the deadline has passed.
+ * return ETIMEDOUT once the deadline has passed; with a deadline already
+ * past (0 included) they still succeed if they need not wait, and
+ * otherwise time out at once.  UINT64_MAX never passes.
  *
  * Context for all of them: uthread or foreign thread, not a signal
  * handler.  Functions named lock, wait, rdlock or wrlock block; the

@@ -477,8 +477,7 @@ ult_sleep_until(uint64_t deadline)
 	struct timespec ts;
 
 	if (ut == NULL) {
-		ts.tv_sec = (time_t)(deadline / 1000000000u);
-		ts.tv_nsec = (long)(deadline % 1000000000u);
+		ult__os_timespec(deadline, &ts);
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
 			   NULL) == EINTR)
 			;
@@ -486,10 +485,15 @@ ult_sleep_until(uint64_t deadline)
 	}
 	if (!ult__running())
 		return (ENXIO);
-	ult__waiter_self(&w);
-	ult__sleepq_lock(&ut->slp_timer);
-	ult__sleepq_add(&ut->slp_timer, &w);
-	ult__sleepq_wait(&ut->slp_timer, &w, deadline);
+	/* 0 means "no deadline" to the sleep queue; here it has passed, and
+	 * the wait returns at once.  Only the timeout ends this sleep. */
+	if (deadline == 0)
+		deadline = 1;
+	do {
+		ult__waiter_self(&w);
+		ult__sleepq_lock(&ut->slp_timer);
+		ult__sleepq_add(&ut->slp_timer, &w);
+	} while (ult__sleepq_wait(&ut->slp_timer, &w, deadline) != ETIMEDOUT);
 	ult__userret();
 	return (0);
 }
@@ -497,7 +501,10 @@ ult_sleep_until(uint64_t deadline)
 int
 ult_sleep_ns(uint64_t ns)
 {
-	return (ult_sleep_until(ult_now() + ns));
+	uint64_t now = ult_now();
+
+	/* Saturate: a wrapped sum would be a deadline in the past. */
+	return (ult_sleep_until(ns > UINT64_MAX - now ? UINT64_MAX : now + ns));
 }
 
 uint64_t

@@ -206,12 +206,8 @@ ult__sleepq_wait(const void *wchan, struct ult__waiter *w, uint64_t deadline)
 	td = &ut->td;
 	if (deadline != 0) {
 		ULT_ST_REL(&ut->slp_waiter, w);
-		if (ult__timer_add(&ut->slp_timer, td->td_oncpu, deadline,
-			sleepq_timeout, ut) != 0) {
-			ult__list_remove(&w->link);
-			mtx_unlock(&sc->lock);
-			return (ENOMEM);
-		}
+		ult__timer_add(&ut->slp_timer, td->td_oncpu, deadline,
+		    sleepq_timeout, ut);
 	}
 	thread_lock(td);
 	/* A wait, as the kernel's nanosleep and condvar waits are: 4BSD

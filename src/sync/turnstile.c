@@ -539,11 +539,8 @@ ult__ts_wait(const void *obj, struct ult__turnstile *ts, uintptr_t owner,
 	w->wchan = obj;
 	if (deadline != 0 && ut != NULL) {
 		ULT_ST_REL(&ut->slp_waiter, w);
-		if (ult__timer_add(&ut->slp_timer, ut->td.td_oncpu, deadline,
-			ts_timeout, ut) != 0) {
-			ult__ts_release(obj, ts);
-			return (ENOMEM);
-		}
+		ult__timer_add(&ut->slp_timer, ut->td.td_oncpu, deadline,
+		    ts_timeout, ut);
 	}
 	spare = spare_take(w);
 	if (ts == NULL) {

@@ -1,7 +1,18 @@
 /*
- * Binary min-heaps of timers, one per CPU so that threads sleeping on
- * different workers do not share a lock.  The clock thread scans the
- * heads; with a handful of CPUs that is cheaper than a global heap.
+ * Timer heaps, one per CPU so that threads sleeping on different workers
+ * do not share a lock, plus one shared by everything else.  The clock
+ * thread scans the heads; with a handful of CPUs that is cheaper than a
+ * global heap.
+ *
+ * Each heap is a pairing heap whose links live in the timers themselves,
+ * so queueing a timer never allocates and a timed wait cannot fail for
+ * want of memory.  A pairing heap is a tree in which every node's deadline
+ * is at most its children's, kept as first-child/next-sibling lists:
+ * insert melds the new node with the root (O(1)); delete-min melds the
+ * root's children pairwise left to right, then the pairs right to left
+ * (amortised O(log n)); an arbitrary delete cuts the node's subtree out,
+ * merges its children the same way and melds the result with the root.
+ * All of it is iterative: a heap of many sleepers must not recurse deep.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,10 +24,9 @@
 
 struct ult__timer_heap {
 	struct mtx lock;
-	struct ult__timer **v;
-	int n, cap;
+	struct ult__timer *root;
 	struct ult__timer *_Atomic firing; /* expiry running outside lock */
-	_Atomic uint64_t head;		   /* v[0]->deadline or UINT64_MAX */
+	_Atomic uint64_t head;		   /* root->deadline or UINT64_MAX */
 } ULT_ALIGNED_CL;
 
 static struct ult__timer_heap *heaps;
@@ -30,8 +40,7 @@ ult__timers_init(int n)
 		return (ENOMEM);
 	for (int i = 0; i < n; i++) {
 		mtx_init(&heaps[i].lock, "timers");
-		heaps[i].v = NULL;
-		heaps[i].n = heaps[i].cap = 0;
+		heaps[i].root = NULL;
 		atomic_init(&heaps[i].firing, NULL);
 		atomic_init(&heaps[i].head, UINT64_MAX);
 	}
@@ -42,72 +51,104 @@ ult__timers_init(int n)
 void
 ult__timers_fini(void)
 {
-	for (int i = 0; i < nheaps; i++)
-		free(heaps[i].v);
 	free(heaps);
 	heaps = NULL;
 	nheaps = 0;
 }
 
-static void
-heap_set(struct ult__timer_heap *h, int i, struct ult__timer *t)
+/* Two roots (their next and prev unused) become one: the later one turns
+ * into the first child of the earlier.  Returns the new root. */
+static struct ult__timer *
+meld(struct ult__timer *a, struct ult__timer *b)
 {
-	h->v[i] = t;
-	t->idx = i;
+	if (b->deadline < a->deadline) {
+		struct ult__timer *t = a;
+
+		a = b;
+		b = t;
+	}
+	b->prev = a;
+	b->next = a->child;
+	if (a->child != NULL)
+		a->child->prev = b;
+	a->child = b;
+	return (a);
+}
+
+/* The sibling list starting at first (a detached node's children) as one
+ * tree: the two-pass merge.  Returns its root, or NULL. */
+static struct ult__timer *
+merge_pairs(struct ult__timer *first)
+{
+	struct ult__timer *pairs = NULL, *r;
+
+	/* Left to right, meld neighbours; stack the results through next. */
+	while (first != NULL) {
+		struct ult__timer *a = first, *b = a->next;
+
+		if (b != NULL) {
+			first = b->next;
+			r = meld(a, b);
+		} else {
+			first = NULL;
+			r = a;
+		}
+		r->next = pairs;
+		pairs = r;
+	}
+	if (pairs == NULL)
+		return (NULL);
+	/* Right to left (the stack's order), meld each into the result. */
+	r = pairs;
+	pairs = r->next;
+	while (pairs != NULL) {
+		struct ult__timer *a = pairs;
+
+		pairs = a->next;
+		r = meld(r, a);
+	}
+	r->next = r->prev = NULL;
+	return (r);
 }
 
 static void
-sift_up(struct ult__timer_heap *h, int i)
+publish_head(struct ult__timer_heap *h)
 {
-	struct ult__timer *t = h->v[i];
-
-	while (i > 0) {
-		int p = (i - 1) / 2;
-
-		if (h->v[p]->deadline <= t->deadline)
-			break;
-		heap_set(h, i, h->v[p]);
-		i = p;
-	}
-	heap_set(h, i, t);
+	ULT_ST(&h->head, h->root != NULL ? h->root->deadline : UINT64_MAX);
 }
 
 static void
-sift_down(struct ult__timer_heap *h, int i)
+heap_insert(struct ult__timer_heap *h, struct ult__timer *t)
 {
-	struct ult__timer *t = h->v[i];
-
-	for (;;) {
-		int c = 2 * i + 1;
-
-		if (c >= h->n)
-			break;
-		if (c + 1 < h->n && h->v[c + 1]->deadline < h->v[c]->deadline)
-			c++;
-		if (t->deadline <= h->v[c]->deadline)
-			break;
-		heap_set(h, i, h->v[c]);
-		i = c;
-	}
-	heap_set(h, i, t);
+	t->child = t->next = t->prev = NULL;
+	t->queued = 1;
+	h->root = h->root != NULL ? meld(h->root, t) : t;
+	publish_head(h);
 }
 
 static void
 heap_remove(struct ult__timer_heap *h, struct ult__timer *t)
 {
-	int i = t->idx;
-	struct ult__timer *last = h->v[--h->n];
+	struct ult__timer *sub;
 
-	t->idx = -1;
-	if (last != t) {
-		heap_set(h, i, last);
-		sift_down(h, i);
-		sift_up(h, last->idx);
+	if (t == h->root) {
+		h->root = merge_pairs(t->child);
+	} else {
+		/* Cut t (and its subtree) out of its sibling list. */
+		if (t->prev->child == t)
+			t->prev->child = t->next;
+		else
+			t->prev->next = t->next;
+		if (t->next != NULL)
+			t->next->prev = t->prev;
+		if ((sub = merge_pairs(t->child)) != NULL)
+			h->root = meld(h->root, sub);
 	}
-	ULT_ST(&h->head, h->n ? h->v[0]->deadline : UINT64_MAX);
+	t->queued = 0;
+	publish_head(h);
 }
 
-int
+void
 ult__timer_add(struct ult__timer *t, int cpu, uint64_t deadline,
     void (*fn)(void *), void *arg)
 {
@@ -122,27 +163,11 @@ ult__timer_add(struct ult__timer *t, int cpu, uint64_t deadline,
 	t->arg = arg;
 	t->heap = h;
 	mtx_lock(&h->lock);
-	if (h->n == h->cap) {
-		int cap = h->cap ? h->cap * 2 : 64;
-		struct ult__timer **v = realloc(h->v, sizeof(*v) * (size_t)cap);
-
-		if (v == NULL) {
-			mtx_unlock(&h->lock);
-			t->heap = NULL;
-			return (ENOMEM);
-		}
-		h->v = v;
-		h->cap = cap;
-	}
-	h->v[h->n] = t;
-	t->idx = h->n++;
-	sift_up(h, t->idx);
-	first = (t->idx == 0);
-	ULT_ST(&h->head, h->v[0]->deadline);
+	heap_insert(h, t);
+	first = (h->root == t);
 	mtx_unlock(&h->lock);
 	if (first)
 		ult__clock_kick(deadline);
-	return (0);
 }
 
 int
@@ -154,7 +179,7 @@ ult__timer_cancel(struct ult__timer *t)
 	if (h == NULL)
 		return (0);
 	mtx_lock(&h->lock);
-	if (t->idx >= 0) {
+	if (t->queued) {
 		heap_remove(h, t);
 		mtx_unlock(&h->lock);
 		t->heap = NULL;
@@ -184,8 +209,8 @@ ult__timers_run(uint64_t now)
 		/* Expire as the CPU the timers were armed on (machine.c). */
 		ult__tls_actcpu = i < nheaps - 1 ? i : -1;
 		mtx_lock(&h->lock);
-		while (h->n > 0 && h->v[0]->deadline <= now) {
-			struct ult__timer *t = h->v[0];
+		while (h->root != NULL && h->root->deadline <= now) {
+			struct ult__timer *t = h->root;
 
 			heap_remove(h, t);
 			ULT_ST(&h->firing, t);
@@ -194,8 +219,8 @@ ult__timers_run(uint64_t now)
 			ULT_ST_REL(&h->firing, NULL);
 			mtx_lock(&h->lock);
 		}
-		if (h->n > 0 && h->v[0]->deadline < next)
-			next = h->v[0]->deadline;
+		if (h->root != NULL && h->root->deadline < next)
+			next = h->root->deadline;
 		mtx_unlock(&h->lock);
 		ult__tls_actcpu = -1;
 	}

@@ -14,20 +14,28 @@
 
 struct ult__timer_heap;
 
+/* Everything a queued timer needs lives here: arming never allocates, so
+ * it cannot fail. */
 struct ult__timer {
 	uint64_t deadline; /* CLOCK_MONOTONIC ns */
 	void (*fn)(void *);
 	void *arg;
-	int idx; /* position in the heap, -1 when not queued */
-	struct ult__timer_heap *heap;
+	/* Pairing-heap links, under the heap lock: the first child, the
+	 * next sibling, and prev, the parent of a first child or else the
+	 * previous sibling. */
+	struct ult__timer *child, *next, *prev;
+	int queued;
+	struct ult__timer_heap *heap; /* where it was last added */
 };
 
 int ult__timers_init(int nheaps);
 void ult__timers_fini(void);
 
-/* Queue t on heap `cpu' (cpus >= nheaps share the last heap).  Returns 0
- * or ENOMEM.  Wakes the clock thread if t is now its earliest deadline. */
-int ult__timer_add(struct ult__timer *t, int cpu, uint64_t deadline,
+/* Queue t (not queued) on heap `cpu' (cpus >= nheaps, and negative ones,
+ * share the last heap).  Wakes the clock thread if t is now its earliest
+ * deadline, which must not be 0 (to ult__clock_kick that means "a
+ * worker became busy"). */
+void ult__timer_add(struct ult__timer *t, int cpu, uint64_t deadline,
     void (*fn)(void *), void *arg);
 /* 1 if t was dequeued before firing; 0 if it fired (any expiry in progress
  * has finished when this returns) or was never added. */
@@ -41,7 +49,7 @@ uint64_t ult__timers_next(void);
 static inline void
 ult__timer_init(struct ult__timer *t)
 {
-	t->idx = -1;
+	t->queued = 0;
 	t->heap = 0;
 }
 

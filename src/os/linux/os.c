@@ -43,6 +43,23 @@ ult__now_unmarked(void)
 	return ((uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
 }
 
+void
+ult__os_timespec(uint64_t ns, struct timespec *ts)
+{
+	uint64_t sec = ns / 1000000000u;
+	/* With a 32-bit time_t a far deadline would wrap to the past; the
+	 * kernel reads any time beyond its range as never. */
+	const uint64_t sec_max = sizeof(time_t) >= 8 ? INT64_MAX : INT32_MAX;
+
+	if (sec > sec_max) {
+		ts->tv_sec = (time_t)sec_max;
+		ts->tv_nsec = 999999999;
+		return;
+	}
+	ts->tv_sec = (time_t)sec;
+	ts->tv_nsec = (long)(ns % 1000000000u);
+}
+
 int
 ult__futex_wait(atomic_uint *addr, unsigned val, uint64_t deadline_ns)
 {
@@ -50,8 +67,7 @@ ult__futex_wait(atomic_uint *addr, unsigned val, uint64_t deadline_ns)
 	long r;
 
 	if (deadline_ns != 0) {
-		ts.tv_sec = (time_t)(deadline_ns / 1000000000u);
-		ts.tv_nsec = (long)(deadline_ns % 1000000000u);
+		ult__os_timespec(deadline_ns, &ts);
 		tp = &ts;
 	}
 	/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline. */

@@ -28,6 +28,11 @@ void ult__fastclock_init(void);
 void ult__fastclock_update(void);
 uint64_t ult__fastclock_now(void);
 
+/* ns (a CLOCK_MONOTONIC time) as a timespec; times past what time_t
+ * holds saturate rather than wrap. */
+struct timespec;
+void ult__os_timespec(uint64_t ns, struct timespec *ts);
+
 /* Sleep while *addr == val, until woken or the absolute CLOCK_MONOTONIC
  * deadline (0: none).  Returns 0, EAGAIN (value changed), ETIMEDOUT or
  * EINTR; callers always re-check their condition. */
