@@ -122,6 +122,9 @@ ult__switch_finish(void)
 	if (w->sw_dying)
 		ult__thread_dead(w, w->sw_prev);
 	if (cur->last_cpu != w->id) {
+		/* The migration rule (preempt.c): never moved while pinned. */
+		ULT_KASSERT(!cur->preempt_pinned,
+		    "a preempted uthread migrated");
 		if (cur->last_cpu >= 0)
 			ULT_ST(&cur->nmigrations,
 			    ULT_LD(&cur->nmigrations) + 1);

@@ -271,12 +271,16 @@ class_apply(struct thread *td, int cls, int prio)
  * priority than its creator does not jump the queue.
  */
 static int
-child_runs_first(struct thread *parent, struct thread *child)
+child_runs_first(struct thread *parent, struct thread *child, int cpu)
 {
 	if (!ULT_LD(&ult__rt.child_first))
 		return (0);
+	/* Bound elsewhere (4BSD's one lock cannot tell), or queued on
+	 * another worker. */
+	if (cpu >= 0 && cpu != ult__worker_self()->id)
+		return (0);
 	if (ULT_LD(&child->td_lock) != ULT_LD(&parent->td_lock))
-		return (0); /* queued on another worker */
+		return (0);
 	return (child->td_pri_class == parent->td_pri_class ||
 	    child->td_priority <= parent->td_priority);
 }
@@ -335,7 +339,7 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 	s->add(&ut->td,
 	    SRQ_BORING | SRQ_HOLDTD |
 		(ULT_LD(&ult__rt.child_first) ? SRQ_FORKING : 0));
-	if (child_runs_first(&self->td, &ut->td)) {
+	if (child_runs_first(&self->td, &ut->td, a != NULL ? a->cpu : -1)) {
 		s->rem(&ut->td);
 		ult__mi_switch(self, SW_INVOL | SW_PREEMPT | SWT_CHILDFIRST,
 		    ut);

@@ -639,6 +639,7 @@ bsd_bind(struct thread *td, int cpu)
 	if (TD_ON_RUNQ(td)) {
 		if (ts->ts_runq != cpu) {
 			runq_take(td);
+			TD_SET_CAN_RUN(td);
 			runq_put(td, 0);
 			kick_other_cpu(td->td_priority, cpu);
 		}

@@ -64,27 +64,31 @@ int
 ult__futex_wait(atomic_uint *addr, unsigned val, uint64_t deadline_ns)
 {
 	struct timespec ts, *tp = NULL;
-	long r;
+	int saved = errno, err = 0;
 
 	if (deadline_ns != 0) {
 		ult__os_timespec(deadline_ns, &ts);
 		tp = &ts;
 	}
-	/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline. */
-	r = syscall(SYS_futex, addr, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG,
-	    val, tp, NULL, FUTEX_BITSET_MATCH_ANY);
-	if (r == 0)
-		return (0);
-	return (errno == EAGAIN || errno == ETIMEDOUT || errno == EINTR
-		? errno
-		: EINTR);
+	/* FUTEX_WAIT_BITSET takes an absolute CLOCK_MONOTONIC deadline.  The
+	 * result is returned, and errno left as the caller had it: ult's
+	 * functions preserve errno (a foreign thread's timed lock used to
+	 * come back with errno ETIMEDOUT). */
+	if (syscall(SYS_futex, addr, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG,
+		val, tp, NULL, FUTEX_BITSET_MATCH_ANY) != 0)
+		err = errno == EAGAIN || errno == ETIMEDOUT ? errno : EINTR;
+	errno = saved;
+	return (err);
 }
 
 void
 ult__futex_wake(atomic_uint *addr, int n)
 {
+	int saved = errno;
+
 	syscall(SYS_futex, addr, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, n, NULL, NULL,
 	    0);
+	errno = saved;
 }
 
 int
