@@ -147,7 +147,7 @@ extern struct mtx blocked_lock;
 		    "thread lock not held");                              \
 	} while (0)
 #else
-#define THREAD_LOCK_ASSERT(td) ((void)0)
+#define THREAD_LOCK_ASSERT(td) ((void)sizeof((td)->td_lock))
 #endif
 
 /* Lock the thread's current owner; returns the lock taken. */
