@@ -7,7 +7,16 @@
  * semaphore holders, once functions run exactly once, no item lost or
  * duplicated through the condition variable), the policy's queue
  * invariants are checked concurrently, and a watchdog writes the
- * runtime's hang report and aborts when any thread stops making progress.
+ * runtime's hang report and aborts when any thread stops making progress
+ * or a worker stays asleep in the kernel while its queue holds work (the
+ * signature of a lost wakeup, even one that an unrelated wakeup would
+ * rescue later).
+ *
+ * Four of the uthreads play a fixed pattern instead: a low-priority lock
+ * owner bound to the last worker holds a lock across short sleeps, while
+ * three realtime waiters bound elsewhere take it with timeouts, so the
+ * owner is often queued on an otherwise idle worker when its priority
+ * changes (lent, unlent).  Nobody meddles with them.
  *
  * It runs at 1, 2, 4 and 8 workers (more workers than this machine has
  * CPUs is the point), with and without asynchronous preemption, under
@@ -33,6 +42,7 @@
 #define NONCE 32
 #define QLEN 16
 #define SEM_TOKENS 3
+#define NPATTERN 4 /* actors 0..3: the owner and its realtime waiters */
 
 struct actor {
 	int idx;
@@ -91,11 +101,15 @@ static atomic_int once_runs[NONCE], once_done[NONCE];
 ONCE_FN(0)
 ONCE_FN(1)
 ONCE_FN(2)
-ONCE_FN(3) ONCE_FN(4) ONCE_FN(5) ONCE_FN(6) ONCE_FN(7) ONCE_FN(8) ONCE_FN(
-    9) ONCE_FN(10) ONCE_FN(11) ONCE_FN(12) ONCE_FN(13) ONCE_FN(14) ONCE_FN(15)
-    ONCE_FN(16) ONCE_FN(17) ONCE_FN(18) ONCE_FN(19) ONCE_FN(20) ONCE_FN(21)
-	ONCE_FN(22) ONCE_FN(23) ONCE_FN(24) ONCE_FN(25) ONCE_FN(26) ONCE_FN(
-	    27) ONCE_FN(28) ONCE_FN(29) ONCE_FN(30) ONCE_FN(31)
+ONCE_FN(3)
+ONCE_FN(4)
+ONCE_FN(5)
+ONCE_FN(6)
+ONCE_FN(7)
+ONCE_FN(8) ONCE_FN(9) ONCE_FN(10) ONCE_FN(11) ONCE_FN(12) ONCE_FN(13) ONCE_FN(
+    14) ONCE_FN(15) ONCE_FN(16) ONCE_FN(17) ONCE_FN(18) ONCE_FN(19) ONCE_FN(20)
+    ONCE_FN(21) ONCE_FN(22) ONCE_FN(23) ONCE_FN(24) ONCE_FN(25) ONCE_FN(26)
+	ONCE_FN(27) ONCE_FN(28) ONCE_FN(29) ONCE_FN(30) ONCE_FN(31)
 
 	    static void (*const once_fns[NONCE])(void) = {once_fn_0, once_fn_1,
 		once_fn_2, once_fn_3, once_fn_4, once_fn_5, once_fn_6,
@@ -362,7 +376,7 @@ op_detach(struct actor *a)
 static void
 op_meddle(struct actor *a)
 {
-	struct actor *v = &actors[rnd(a, NUTHREADS)];
+	struct actor *v = &actors[NPATTERN + rnd(a, NUTHREADS - NPATTERN)];
 	ult_thread_t *t = v == a ? NULL : v->ut;
 	int r = 0, ncpu = ult_ncpu();
 
@@ -433,6 +447,34 @@ static const struct {
     {"idle class", op_idle_class, 1},
 };
 
+/*
+ * Every other QUIET_NS the random actors rest and only the pattern runs:
+ * most workers then sleep and wake in turn, and the owner's worker has
+ * nothing but the owner to run, which is when a wakeup lost on an idle
+ * worker becomes a hang.  The rest is one long sleep each, so that no
+ * unrelated wakeup happens to rescue a worker that missed its own.
+ */
+#define QUIET_NS 200000000ull
+
+static int
+quiet_now(void)
+{
+	return ((ult_now() / QUIET_NS) % 2 == 1);
+}
+
+static void
+quiet_phase(struct actor *a)
+{
+	uint64_t end = (ult_now() / QUIET_NS + 1) * QUIET_NS;
+
+	if (!quiet_now())
+		return;
+	atomic_store(&a->exempt, 1);
+	ult_sleep_until(end < run_until ? end : run_until);
+	atomic_store(&a->last, ult_now());
+	atomic_store(&a->exempt, 0);
+}
+
 static void
 actor_loop(struct actor *a)
 {
@@ -449,8 +491,63 @@ actor_loop(struct actor *a)
 		if (errno_get() != myerr)
 			FAIL("actor %d: errno %d after %s", a->idx, errno_get(),
 			    ops[k].name);
-		if (rnd(a, 8) == 0)
-			ult_sleep_ns(rnd(a, 100000));
+		/* Pauses let workers go idle and wake again: that is where
+		 * a lost wakeup shows. */
+		if (rnd(a, 4) == 0)
+			ult_sleep_ns(rnd(a, 1000000));
+		quiet_phase(a);
+		atomic_fetch_add(&a->ops, 1);
+		atomic_store(&a->last, ult_now());
+		if (ult_now() >= run_until)
+			atomic_store(&stop, 1);
+	}
+	a->doing = "finished";
+}
+
+static ult_mutex_t pattern_mtx = ULT_MUTEX_INITIALIZER;
+
+/* One round of the owner's or a waiter's part of the pattern. */
+static void
+pattern_round(struct actor *a)
+{
+	int r;
+
+	if (a->idx == 0) {
+		if (ult_mutex_lock(&pattern_mtx) != 0)
+			FAIL("pattern lock");
+		ult_sleep_ns(20000);
+		if (ult_mutex_unlock(&pattern_mtx) != 0)
+			FAIL("pattern unlock");
+		ult_sleep_ns(5000);
+		return;
+	}
+	ult_sleep_ns(rnd(a, 30000));
+	r = ult_mutex_timedlock(&pattern_mtx, ult_now() + 200000);
+	if (r == 0 && ult_mutex_unlock(&pattern_mtx) != 0)
+		FAIL("pattern unlock");
+	else if (r != 0 && r != ETIMEDOUT)
+		FAIL("pattern timedlock: %d", r);
+}
+
+static void
+pattern_loop(struct actor *a)
+{
+	int ncpu = ult_ncpu(), myerr = 1000 + a->idx;
+
+	if (a->idx == 0) {
+		if (ult_setnice(NULL, 20) != 0 || ult_bind(NULL, ncpu - 1) != 0)
+			FAIL("pattern owner setup");
+	} else if (ult_setclass(NULL, ULT_CLASS_REALTIME, 4 + 8 * a->idx) !=
+		0 ||
+	    ult_bind(NULL, (a->idx - 1) % (ncpu > 1 ? ncpu - 1 : 1)) != 0)
+		FAIL("pattern waiter setup");
+	a->doing = a->idx == 0 ? "pattern owner" : "pattern waiter";
+	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+		errno_set(myerr);
+		pattern_round(a);
+		if (errno_get() != myerr)
+			FAIL("actor %d: errno %d in the pattern", a->idx,
+			    errno_get());
 		atomic_fetch_add(&a->ops, 1);
 		atomic_store(&a->last, ult_now());
 		if (ult_now() >= run_until)
@@ -468,7 +565,10 @@ uthread_actor(void *arg)
 	while (atomic_load_explicit((_Atomic(ult_thread_t *) *)&a->ut,
 		   memory_order_acquire) == NULL)
 		ult_yield();
-	actor_loop(a);
+	if (a->idx < NPATTERN)
+		pattern_loop(a);
+	else
+		actor_loop(a);
 	return (NULL);
 }
 
@@ -501,8 +601,8 @@ checker(void *arg)
 	return (NULL);
 }
 
-/* Set by the main thread while it joins and shuts down. */
-static _Atomic uint64_t main_since;
+/* What the main thread is doing; it must be done within the hang limit
+ * after the end of the run. */
 static const char *_Atomic main_doing;
 
 static void
@@ -515,12 +615,37 @@ hang(const char *who, int idx, const char *doing, uint64_t silent)
 	abort();
 }
 
+/* Samples (10 ms apart) for which a worker may sleep with work queued. */
+#define STRANDED_SAMPLES 20
+
+static void
+stranded(int cpu)
+{
+	fprintf(stderr,
+	    "harness: LOST WAKEUP: worker %d has slept with work queued "
+	    "for %d ms\n",
+	    cpu, STRANDED_SAMPLES * 10);
+	ult__debug_dump(STDERR_FILENO);
+	abort();
+}
+
 static void *
 watchdog(void *arg)
 {
+	int strand[ULT_MAXCPU] = {0};
+
 	(void)arg;
-	while (!atomic_load(&watch_stop)) {
-		uint64_t now = ult_now(), m = atomic_load(&main_since);
+	for (unsigned tick = 0; !atomic_load(&watch_stop); tick++) {
+		uint64_t now = ult_now();
+
+		for (int c = 0; c < ult_ncpu(); c++) {
+			strand[c] = ult__worker_stranded(c) ? strand[c] + 1 : 0;
+			if (strand[c] >= STRANDED_SAMPLES)
+				stranded(c);
+		}
+		usleep(10000);
+		if (tick % 10 != 0)
+			continue;
 
 		for (int i = 0; i < NACTORS; i++) {
 			struct actor *a = &actors[i];
@@ -531,10 +656,9 @@ watchdog(void *arg)
 			if (now > last && now - last > hang_ns)
 				hang("actor", i, a->doing, now - last);
 		}
-		if (m != 0 && now > m && now - m > hang_ns)
+		if (now > run_until && now - run_until > hang_ns)
 			hang("the main thread", 0, atomic_load(&main_doing),
-			    now - m);
-		usleep(100000);
+			    now - run_until);
 	}
 	return (NULL);
 }
@@ -588,7 +712,6 @@ harness(int ncpu, int preempt)
 			     &actors[i]),
 		    0);
 
-	atomic_store(&main_since, ult_now());
 	atomic_store(&main_doing, "joining the actors");
 	for (int i = 0; i < NUTHREADS; i++)
 		CHECK_EQ(ult_join(actors[i].ut, NULL), 0);
@@ -624,9 +747,10 @@ harness(int ncpu, int preempt)
 	for (int i = 0; i < NACTORS; i++)
 		CHECK(atomic_load(&actors[i].ops) > 0);
 	printf("%d workers, preemption %s: %ld lock sections, %ld items, "
-	       "%ld children, %d queue checks\n",
+	       "%ld children, %ld owner rounds, %d queue checks\n",
 	    ncpu, preempt ? "on" : "off", mtotal, produced,
-	    atomic_load(&spawned), atomic_load(&checks));
+	    atomic_load(&spawned), atomic_load(&actors[0].ops),
+	    atomic_load(&checks));
 }
 
 void

@@ -203,6 +203,9 @@ int ult__workers_start(void);
 void ult__workers_stop(void);
 void ult__worker_unpark(struct ult__worker *w);
 void ult__worker_became_busy(struct ult__worker *w);
+/* Worker cpu sleeps in the kernel although its policy says it has work:
+ * a lost wakeup if it lasts (lock-free; for watchdogs). */
+int ult__worker_stranded(int cpu);
 
 /* clock.c: the thread that plays the clock interrupt */
 int ult__clock_start(void);

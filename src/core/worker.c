@@ -60,6 +60,15 @@ ult__worker_unpark(struct ult__worker *w)
 		ult__futex_wake(&w->park, 1);
 }
 
+int
+ult__worker_stranded(int cpu)
+{
+	struct ult__worker *w = &ult__rt.workers[cpu];
+
+	return (
+	    ULT_LD(&w->park) == PARK_PARKED && ult__rt.sched->load(cpu) > 0);
+}
+
 void
 ult__worker_became_busy(struct ult__worker *w)
 {
