@@ -64,7 +64,9 @@ configure(const struct ult_config *cfg, int nos)
 			return (EINVAL);
 		ult__rt.stack_size = r == 0 ? (size_t)v : ULT_STACK_DEFAULT;
 	}
-	if (ult__rt.stack_size < ULT_STACK_MIN)
+	/* Bounded so that no rounding or slot arithmetic can overflow. */
+	if (ult__rt.stack_size < ULT_STACK_MIN ||
+	    ult__rt.stack_size > ULT_STACK_MAX)
 		return (EINVAL);
 	{
 		size_t pg = (size_t)sysconf(_SC_PAGESIZE);

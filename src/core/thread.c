@@ -157,7 +157,8 @@ spawn_check(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *))
 		return (EINVAL);
 	if (a->cpu < -1 || a->cpu >= ult__rt.ncpu)
 		return (EINVAL);
-	if (a->stack_size != 0 && a->stack_size < ULT_STACK_MIN)
+	if (a->stack_size != 0 &&
+	    (a->stack_size < ULT_STACK_MIN || a->stack_size > ULT_STACK_MAX))
 		return (EINVAL);
 	return (0);
 }

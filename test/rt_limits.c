@@ -1,0 +1,145 @@
+/*
+ * Limits of the stack pool and of the runtime's memory: absurd stack
+ * sizes are refused, any number of distinct sizes works, a frame that
+ * jumps past the end of its stack lands in the guard, and ult_shutdown
+ * gives back the memory of threads that were never joined.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "ult.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define TEST_SANITIZED 1
+#else
+#define TEST_SANITIZED 0
+#endif
+
+static void *
+nop(void *arg)
+{
+	return (arg);
+}
+
+static struct ult_config
+one_cpu(size_t stack_size)
+{
+	struct ult_config c = {0};
+
+	c.ncpu = 1;
+	c.stack_size = stack_size;
+	return (c);
+}
+
+static int
+spawn_sized(size_t size)
+{
+	struct ult_attr a;
+	ult_thread_t *t;
+	int err;
+
+	ult_attr_init(&a);
+	a.stack_size = size;
+	if ((err = ult_spawn(&t, &a, nop, NULL)) == 0)
+		CHECK_EQ(ult_join(t, NULL), 0);
+	return (err);
+}
+
+/* /proc/self/statm in bytes: field 0 the address space, 1 the RSS. */
+static size_t
+statm_field(int field)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long v[2] = {0, 0};
+
+	CHECK(f != NULL);
+	CHECK_EQ(fscanf(f, "%lu %lu", &v[0], &v[1]), 2);
+	fclose(f);
+	return ((size_t)v[field] * (size_t)sysconf(_SC_PAGESIZE));
+}
+
+/*
+ * A legal size that the address space cannot hold fails with EAGAIN and
+ * leaves the runtime working.  In a child, under an RLIMIT_AS a little
+ * above what the runtime needs.
+ */
+static void
+check_unmappable(void)
+{
+	int status;
+	pid_t pid;
+
+	if (TEST_SANITIZED)
+		return; /* their shadow memory does not fit an RLIMIT_AS */
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct ult_config c = one_cpu(0);
+		struct rlimit rl;
+
+		CHECK_EQ(ult_init(&c), 0);
+		CHECK_EQ(spawn_sized(0), 0);
+		rl.rlim_cur = rl.rlim_max =
+		    statm_field(0) + (size_t)ULT_STACK_MAX / 2;
+		CHECK_EQ(setrlimit(RLIMIT_AS, &rl), 0);
+		CHECK_EQ(spawn_sized(ULT_STACK_MAX), EAGAIN);
+		CHECK_EQ(spawn_sized(0), 0);
+		CHECK_EQ(spawn_sized(ULT_STACK_MIN), 0);
+		CHECK_EQ(ult_shutdown(), 0);
+		_exit(0);
+	}
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	CHECK(WIFEXITED(status));
+	CHECK_EQ(WEXITSTATUS(status), 0);
+}
+
+/*
+ * Stack sizes near SIZE_MAX used to wrap in the page rounding and then in
+ * the slot arithmetic; they are refused, as is anything above
+ * ULT_STACK_MAX, at ult_init and at ult_spawn alike; a legal size that
+ * cannot be mapped is EAGAIN.
+ */
+void
+test_stack_size_max(void)
+{
+	static const size_t bad[] = {SIZE_MAX, SIZE_MAX - 4095,
+	    (size_t)0xffffffffffff0000ull, (size_t)ULT_STACK_MAX + 1,
+	    (size_t)ULT_STACK_MAX + 4096};
+	static const char *const bad_env[] = {"18446744073709551615",
+	    "9223372036854775807", "1073741825", "-4096"};
+	struct ult_config c;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		c = one_cpu(bad[i]);
+		CHECK_EQ(ult_init(&c), EINVAL);
+	}
+	for (size_t i = 0; i < sizeof(bad_env) / sizeof(bad_env[0]); i++) {
+		setenv("ULT_STACK_SIZE", bad_env[i], 1);
+		c = one_cpu(0);
+		CHECK_EQ(ult_init(&c), EINVAL);
+	}
+	unsetenv("ULT_STACK_SIZE");
+
+	c = one_cpu(0);
+	CHECK_EQ(ult_init(&c), 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		CHECK_EQ(spawn_sized(bad[i]), EINVAL);
+	/* The limit itself is legal: address space, not memory. */
+	CHECK_EQ(spawn_sized(ULT_STACK_MAX), 0);
+	CHECK_EQ(spawn_sized(0), 0);
+	CHECK_EQ(ult_shutdown(), 0);
+
+	c = one_cpu(ULT_STACK_MAX);
+	CHECK_EQ(ult_init(&c), 0);
+	CHECK_EQ(spawn_sized(0), 0);
+	CHECK_EQ(ult_shutdown(), 0);
+
+	check_unmappable();
+}
