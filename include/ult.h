@@ -73,7 +73,8 @@ uint64_t ult_now(void);
 typedef struct ult_thread ult_thread_t;
 
 struct ult_attr {
-	size_t stack_size; /* 0: the runtime default */
+	size_t stack_size; /* 0: the runtime default; other sizes are
+			      rounded up to a class (at most 25% more) */
 	int cls;	   /* ULT_CLASS_*; 0 is ULT_CLASS_TIMESHARE */
 	int rtprio;	   /* 0..31 for the realtime and idle classes */
 	int nice;	   /* -20..20 */

@@ -143,3 +143,63 @@ test_stack_size_max(void)
 
 	check_unmappable();
 }
+
+/* Fill all but 8 KiB of a stack of arg bytes, so that a thread
+ * given less than it asked for overflows. */
+static void *
+fill_stack(void *arg)
+{
+	size_t n = (size_t)(uintptr_t)arg - 8192;
+	volatile char buf[n];
+
+	memset((char *)buf, 0x5a, n);
+	return ((void *)(uintptr_t)buf[0]);
+}
+
+/*
+ * Any number of distinct stack sizes works (the pool used to have room
+ * for 16 per runtime lifetime), each thread gets at least what it asked
+ * for, and the sizes share a bounded set of classes instead of mapping
+ * stacks of their own.
+ */
+void
+test_stack_size_classes(void)
+{
+	enum {
+		NSIZES = 400
+	};
+	struct ult_config c = one_cpu(0);
+	size_t before, grown = 0;
+
+	CHECK_EQ(ult_init(&c), 0);
+	before = statm_field(0);
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < NSIZES; i++) {
+			/* 24 KiB to ~5.5 MiB, odd sizes. */
+			size_t size = 24 * 1024 + (size_t)i * 14 * 1024 + 1;
+			struct ult_attr a;
+			ult_thread_t *t;
+			void *r;
+
+			ult_attr_init(&a);
+			a.stack_size = size;
+			CHECK_EQ(ult_spawn(&t, &a, fill_stack,
+				     (void *)(uintptr_t)size),
+			    0);
+			CHECK_EQ(ult_join(t, &r), 0);
+			CHECK_EQ((uintptr_t)r, 0x5a);
+		}
+		if (round == 0)
+			grown = statm_field(0) - before;
+		else /* everything came from the pool */
+			CHECK_EQ(statm_field(0) - before, grown);
+	}
+	/* About 36 classes of one 8 MiB chunk each; a chunk per size would
+	 * be 3 GiB. */
+	if (grown > (size_t)512 << 20) {
+		fprintf(stderr, "%d sizes took %zu MiB of address space\n",
+		    NSIZES, grown >> 20);
+		CHECK(0);
+	}
+	CHECK_EQ(ult_shutdown(), 0);
+}

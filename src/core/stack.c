@@ -10,7 +10,14 @@
  *
  * Each worker keeps a small LIFO cache of default-size stacks, so the
  * common spawn/exit pair touches no shared lock; other sizes and cache
- * overflow go through per-size global lists.
+ * overflow go through per-class global lists.
+ *
+ * Sizes other than the default are rounded up to a class: four per power
+ * of two from ULT_STACK_MIN to ULT_STACK_MAX, so a thread gets at most a
+ * quarter more address space than it asked for (never less), and any
+ * number of distinct sizes shares a bounded set of free lists instead of
+ * each keeping stacks of its own.  The default size is a class of its
+ * own, exact.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,7 +33,15 @@
 #define GUARD_SIZE (64u * 1024)
 #define CHUNK_BYTES (8u * 1024 * 1024)
 #define WORKER_CACHE 64
-#define NCLASSES 16
+
+#define CLASS_MIN_LOG 14 /* log2(ULT_STACK_MIN) */
+#define CLASS_MAX_LOG 30 /* log2(ULT_STACK_MAX) */
+#define CLASS_STEP_LOG 2 /* 1 << CLASS_STEP_LOG classes per power of two */
+#define NCLASSES (((CLASS_MAX_LOG - CLASS_MIN_LOG) << CLASS_STEP_LOG) + 1)
+#define DEFAULT_CLASS NCLASSES
+
+_Static_assert(ULT_STACK_MIN == 1u << CLASS_MIN_LOG, "class table");
+_Static_assert(ULT_STACK_MAX == 1u << CLASS_MAX_LOG, "class table");
 
 struct stack_class {
 	size_t size;
@@ -41,17 +56,48 @@ struct chunk {
 };
 
 static struct mtx pool_lock = MTX_INITIALIZER("stack pool");
-static struct stack_class classes[NCLASSES];
-static int nclasses;
+static struct stack_class classes[NCLASSES + 1]; /* + the default */
 static struct chunk *chunks;
 static int guard_mprotect; /* MADV_GUARD_INSTALL unavailable */
 static size_t pagesz;
+
+static size_t
+round_size(size_t size)
+{
+	return ((size + pagesz - 1) & ~(pagesz - 1));
+}
+
+/* The class of a page-rounded size in ULT_STACK_MIN..ULT_STACK_MAX: the
+ * smallest 2^k + j * 2^(k - CLASS_STEP_LOG) that holds it. */
+static int
+class_index(size_t size)
+{
+	int k = 63 - __builtin_clzll((unsigned long long)size);
+	size_t step = (size_t)1 << (k - CLASS_STEP_LOG);
+	size_t j = (size - ((size_t)1 << k) + step - 1) / step;
+
+	return (((k - CLASS_MIN_LOG) << CLASS_STEP_LOG) + (int)j);
+}
+
+static size_t
+class_size(int i)
+{
+	int k = CLASS_MIN_LOG + (i >> CLASS_STEP_LOG);
+	size_t j = (size_t)(i & ((1 << CLASS_STEP_LOG) - 1));
+
+	return (round_size(((size_t)1 << k) + (j << (k - CLASS_STEP_LOG))));
+}
 
 int
 ult__stacks_init(void)
 {
 	pagesz = (size_t)sysconf(_SC_PAGESIZE);
-	nclasses = 0;
+	for (int i = 0; i < NCLASSES; i++) {
+		classes[i].size = class_size(i);
+		classes[i].free = NULL;
+	}
+	classes[DEFAULT_CLASS].size = ult__rt.stack_size;
+	classes[DEFAULT_CLASS].free = NULL;
 	chunks = NULL;
 	return (0);
 }
@@ -67,13 +113,6 @@ ult__stacks_fini(void)
 		free(c->descs);
 		free(c);
 	}
-	nclasses = 0;
-}
-
-static size_t
-round_size(size_t size)
-{
-	return ((size + pagesz - 1) & ~(pagesz - 1));
 }
 
 static int
@@ -132,17 +171,12 @@ grow(struct stack_class *cl)
 	return (0);
 }
 
+/* The class of a size that is the default or a class size. */
 static struct stack_class *
 class_of(size_t size)
 {
-	for (int i = 0; i < nclasses; i++)
-		if (classes[i].size == size)
-			return (&classes[i]);
-	if (nclasses == NCLASSES)
-		return (NULL);
-	classes[nclasses].size = size;
-	classes[nclasses].free = NULL;
-	return (&classes[nclasses++]);
+	return (size == ult__rt.stack_size ? &classes[DEFAULT_CLASS]
+					   : &classes[class_index(size)]);
 }
 
 struct ult__stack *
@@ -152,6 +186,13 @@ ult__stack_get(struct ult__worker *w, size_t size)
 	struct ult__stack *s = NULL;
 
 	size = round_size(size);
+	if (size != ult__rt.stack_size) {
+		if (size < ULT_STACK_MIN || size > ULT_STACK_MAX)
+			return (NULL); /* callers check: never happens */
+		/* A class that comes out at the default size is the default
+		 * class, worker caches included. */
+		size = classes[class_index(size)].size;
+	}
 	if (w != NULL && size == ult__rt.stack_size && w->stack_cache != NULL) {
 		s = w->stack_cache;
 		w->stack_cache = s->next;
@@ -160,7 +201,7 @@ ult__stack_get(struct ult__worker *w, size_t size)
 	}
 	mtx_lock(&pool_lock);
 	cl = class_of(size);
-	if (cl != NULL && (cl->free != NULL || grow(cl) == 0)) {
+	if (cl->free != NULL || grow(cl) == 0) {
 		s = cl->free;
 		cl->free = s->next;
 	}
