@@ -34,7 +34,8 @@ struct ult_config {
 	const char *policy; /* "ule" (default) or "4bsd"; NULL: ULT_POLICY
 			       or "ule"; unknown: ult_init fails EINVAL */
 	size_t stack_size;  /* default uthread stack; 0: ULT_STACK_SIZE or
-			       256 KiB.  ULT_STACK_MIN..ULT_STACK_MAX. */
+			       256 KiB.  ULT_STACK_MIN..ULT_STACK_MAX.  Its
+			       guard: ULT_STACK_GUARD, below. */
 	int preempt;	    /* 0: default (on; ULT_PREEMPT=0 turns it
 			       off), >0 on, <0 off.  See "Preemption". */
 };
@@ -45,6 +46,19 @@ struct ult_config {
 /* Stacks are address space reserved with MAP_NORESERVE; only the pages a
  * thread touches cost memory.  Larger sizes are refused (EINVAL). */
 #define ULT_STACK_MAX (1024u * 1024 * 1024)
+
+/*
+ * Below every uthread stack lies a guard: environment variable
+ * ULT_STACK_GUARD, in bytes, rounded up to pages, 1..ULT_STACK_MAX
+ * (malformed or out of range: ult_init fails EINVAL); default
+ * ULT_STACK_GUARD_DEFAULT.  A uthread that runs into it dies with "ult:
+ * stack overflow in uthread <name> (<id>)".  The guard costs address
+ * space, no memory.  A frame larger than the guard can jump over it into
+ * another stack unless the code was built with -fstack-clash-protection,
+ * which probes every page of a large frame: build programs using ult with
+ * it.
+ */
+#define ULT_STACK_GUARD_DEFAULT (256u * 1024)
 
 /*
  * Start the runtime: workers, the clock thread, the stack pool.

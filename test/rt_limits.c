@@ -203,3 +203,141 @@ test_stack_size_classes(void)
 	}
 	CHECK_EQ(ult_shutdown(), 0);
 }
+
+/*
+ * Frames that move the stack pointer far down and touch only their lowest
+ * byte: without stack-clash protection nothing touches the pages in
+ * between, so they jump whatever lies below the stack's end.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+#define TEST_JUMPS 1
+#define NO_PROBES \
+	__attribute__((noinline, optimize("no-stack-clash-protection")))
+
+NO_PROBES static int
+frame_400k(void)
+{
+	volatile char buf[400 * 1024];
+
+	buf[0] = 1;
+	return (buf[0]);
+}
+
+NO_PROBES static int
+frame_800k(void)
+{
+	volatile char buf[800 * 1024];
+
+	buf[0] = 1;
+	return (buf[0]);
+}
+#else
+#define TEST_JUMPS 0
+static int
+frame_400k(void)
+{
+	return (0);
+}
+
+static int
+frame_800k(void)
+{
+	return (0);
+}
+#endif
+
+static void *
+jump(void *arg)
+{
+	return ((void *)(intptr_t)(arg != NULL ? frame_800k() : frame_400k()));
+}
+
+/*
+ * In a child (it must die): spawn `name' with the given stack running
+ * jump(big); return its stderr in buf and its wait status.
+ */
+static int
+run_jumper(const char *guard_env, size_t stack, int big, char *buf, size_t len)
+{
+	int fds[2], status;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	CHECK_EQ(pipe(fds), 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		struct ult_config c = one_cpu(0);
+		struct ult_attr a;
+		ult_thread_t *t;
+		void *r;
+
+		dup2(fds[1], 2);
+		close(fds[0]);
+		if (guard_env != NULL)
+			setenv("ULT_STACK_GUARD", guard_env, 1);
+		CHECK_EQ(ult_init(&c), 0);
+		ult_attr_init(&a);
+		a.name = "jumper";
+		a.stack_size = stack;
+		CHECK_EQ(ult_spawn(&t, &a, jump, (void *)(intptr_t)big), 0);
+		CHECK_EQ(ult_join(t, &r), 0);
+		fprintf(stderr, "the frame jumped the guard\n");
+		_exit(0);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], buf + got, len - 1 - (size_t)got)) > 0)
+		got += n;
+	buf[got] = '\0';
+	close(fds[0]);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	return (status);
+}
+
+static void
+check_caught(const char *guard_env, size_t stack, int big)
+{
+	char buf[512];
+	int status = run_jumper(guard_env, stack, big, buf, sizeof(buf));
+
+	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT ||
+	    strstr(buf, "ult: stack overflow in uthread jumper (") == NULL) {
+		fprintf(stderr,
+		    "guard %s, stack %zu, %s frame: child said: %s\n",
+		    guard_env ? guard_env : "default", stack,
+		    big ? "800 KiB" : "400 KiB", buf);
+		CHECK(0);
+	}
+}
+
+/*
+ * A frame larger than its stack but smaller than stack and guard lands in
+ * the guard and is reported, with the default guard (256 KiB below a
+ * 256 KiB stack) and with one set by ULT_STACK_GUARD; malformed values
+ * of ULT_STACK_GUARD are refused.
+ */
+void
+test_stack_guard(void)
+{
+	static const char *const bad[] = {"", "12abc", "0", "-4096",
+	    "1073741825", "99999999999999999999"};
+	struct ult_config c = one_cpu(0);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		setenv("ULT_STACK_GUARD", bad[i], 1);
+		/* An empty variable means the default, as for the others. */
+		CHECK_EQ(ult_init(&c), i == 0 ? 0 : EINVAL);
+		if (i == 0)
+			CHECK_EQ(ult_shutdown(), 0);
+	}
+	setenv("ULT_STACK_GUARD", "1", 1); /* one page */
+	CHECK_EQ(ult_init(&c), 0);
+	CHECK_EQ(spawn_sized(0), 0);
+	CHECK_EQ(ult_shutdown(), 0);
+	unsetenv("ULT_STACK_GUARD");
+
+	if (!TEST_JUMPS)
+		SKIP("needs a frame built without stack-clash protection");
+	check_caught(NULL, 0, 0);
+	check_caught("1048576", ULT_STACK_MIN, 1);
+}

@@ -7,6 +7,11 @@
  * Guards use MADV_GUARD_INSTALL (Linux 6.13+), which adds page-table
  * markers without splitting the mapping; older kernels get mprotect,
  * which costs two VMAs per stack (vm.max_map_count caps that at ~32k).
+ * Either way a guard is never backed by pages (PROT_NONE pages of a
+ * MAP_NORESERVE mapping are neither touched nor charged), so it costs
+ * address space only, and it is large (ult__rt.stack_guard, 256 KiB by
+ * default): a frame that jumps past the end of its stack without probing
+ * each page still lands in it rather than in the neighbouring stack.
  *
  * Each worker keeps a small LIFO cache of default-size stacks, so the
  * common spawn/exit pair touches no shared lock; other sizes and cache
@@ -30,7 +35,6 @@
 #define MADV_GUARD_INSTALL 102
 #endif
 
-#define GUARD_SIZE (64u * 1024)
 #define CHUNK_BYTES (8u * 1024 * 1024)
 #define WORKER_CACHE 64
 
@@ -128,7 +132,8 @@ install_guard(void *p, size_t len)
 static int
 grow(struct stack_class *cl)
 {
-	size_t slot = GUARD_SIZE + cl->size;
+	size_t guard = ult__rt.stack_guard;
+	size_t slot = guard + cl->size; /* both at most ULT_STACK_MAX */
 	size_t n = CHUNK_BYTES / slot;
 	struct chunk *c;
 
@@ -153,9 +158,9 @@ grow(struct stack_class *cl)
 		struct ult__stack *s = &c->descs[i];
 
 		s->base = (char *)c->base + i * slot;
-		s->guard = GUARD_SIZE;
+		s->guard = guard;
 		s->size = cl->size;
-		if (install_guard(s->base, GUARD_SIZE) != 0) {
+		if (install_guard(s->base, guard) != 0) {
 			munmap(c->base, c->len);
 			free(c->descs);
 			free(c);
