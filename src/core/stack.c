@@ -25,7 +25,6 @@
  * own, exact.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -52,11 +51,13 @@ struct stack_class {
 	struct ult__stack *free;
 };
 
+/* At the top of its own mapping, above the last slot: the pool uses no
+ * malloc, whose heap would stay resident after shutdown. */
 struct chunk {
 	struct chunk *next;
 	void *base;
 	size_t len;
-	struct ult__stack *descs;
+	struct ult__stack descs[];
 };
 
 static struct mtx pool_lock = MTX_INITIALIZER("stack pool");
@@ -113,9 +114,7 @@ ult__stacks_fini(void)
 		struct chunk *c = chunks;
 
 		chunks = c->next;
-		munmap(c->base, c->len);
-		free(c->descs);
-		free(c);
+		munmap(c->base, c->len); /* c with it */
 	}
 }
 
@@ -134,36 +133,30 @@ grow(struct stack_class *cl)
 {
 	size_t guard = ult__rt.stack_guard;
 	size_t slot = guard + cl->size; /* both at most ULT_STACK_MAX */
-	size_t n = CHUNK_BYTES / slot;
+	size_t n = CHUNK_BYTES / slot, top;
 	struct chunk *c;
+	void *base;
 
 	if (n < 1)
 		n = 1;
-	if ((c = malloc(sizeof(*c))) == NULL)
-		return (ENOMEM);
-	c->len = n * slot;
-	c->base = mmap(NULL, c->len, PROT_READ | PROT_WRITE,
+	top = round_size(sizeof(*c) + n * sizeof(c->descs[0]));
+	base = mmap(NULL, n * slot + top, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-	c->descs = calloc(n, sizeof(*c->descs));
-	if (c->base == MAP_FAILED || c->descs == NULL) {
-		if (c->base != MAP_FAILED)
-			munmap(c->base, c->len);
-		free(c->descs);
-		free(c);
+	if (base == MAP_FAILED)
 		return (ENOMEM);
-	}
 	/* Huge pages would turn a few touched bytes into 2 MiB of RSS. */
-	madvise(c->base, c->len, MADV_NOHUGEPAGE);
+	madvise(base, n * slot + top, MADV_NOHUGEPAGE);
+	c = (struct chunk *)(void *)((char *)base + n * slot);
+	c->base = base;
+	c->len = n * slot + top;
 	for (size_t i = 0; i < n; i++) {
 		struct ult__stack *s = &c->descs[i];
 
-		s->base = (char *)c->base + i * slot;
+		s->base = (char *)base + i * slot;
 		s->guard = guard;
 		s->size = cl->size;
 		if (install_guard(s->base, guard) != 0) {
 			munmap(c->base, c->len);
-			free(c->descs);
-			free(c);
 			return (ENOMEM);
 		}
 	}
