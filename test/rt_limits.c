@@ -258,8 +258,9 @@ jump(void *arg)
 }
 
 /*
- * In a child (it must die): spawn `name' with the given stack running
- * jump(big); return its stderr in buf and its wait status.
+ * In a child, which should die: run jump(big) in a uthread named jumper
+ * with the given stack size; return the child's stderr in buf and its
+ * wait status.
  */
 static int
 run_jumper(const char *guard_env, size_t stack, int big, char *buf, size_t len)
