@@ -34,7 +34,8 @@ struct ult_config {
 	const char *policy; /* "ule" (default) or "4bsd"; NULL: ULT_POLICY
 			       or "ule"; unknown: ult_init fails EINVAL */
 	size_t stack_size;  /* default uthread stack; 0: ULT_STACK_SIZE or
-			       256 KiB.  At least ULT_STACK_MIN. */
+			       256 KiB.  ULT_STACK_MIN..ULT_STACK_MAX.  Its
+			       guard: ULT_STACK_GUARD, below. */
 	int preempt;	    /* 0: default (on; ULT_PREEMPT=0 turns it
 			       off), >0 on, <0 off.  See "Preemption". */
 };
@@ -42,12 +43,29 @@ struct ult_config {
 #define ULT_MAXCPU 256
 #define ULT_STACK_MIN (16u * 1024)
 #define ULT_STACK_DEFAULT (256u * 1024)
+/* Stacks are address space reserved with MAP_NORESERVE; only the pages a
+ * thread touches cost memory.  Larger sizes are refused (EINVAL). */
+#define ULT_STACK_MAX (1024u * 1024 * 1024)
+
+/*
+ * Below every uthread stack lies a guard: environment variable
+ * ULT_STACK_GUARD, in bytes, rounded up to pages, 1..ULT_STACK_MAX
+ * (malformed or out of range: ult_init fails EINVAL); default
+ * ULT_STACK_GUARD_DEFAULT.  A uthread that runs into it dies with "ult:
+ * stack overflow in uthread <name> (<id>)".  The guard costs address
+ * space, no memory.  A frame larger than the guard can jump over it into
+ * another stack unless the code was built with -fstack-clash-protection,
+ * which probes every page of a large frame: build programs using ult with
+ * it.
+ */
+#define ULT_STACK_GUARD_DEFAULT (256u * 1024)
 
 /*
  * Start the runtime: workers, the clock thread, the stack pool.
  * cfg may be NULL.  Errors: EBUSY already running; EINVAL bad field (ncpu
- * out of range, stack_size below ULT_STACK_MIN, unknown policy, or a
- * malformed ULT_* variable); ENOMEM/EAGAIN resources.
+ * out of range, stack_size outside ULT_STACK_MIN..ULT_STACK_MAX, unknown
+ * policy, or a malformed or out-of-range ULT_* variable); ENOMEM/EAGAIN
+ * resources.
  * Context: foreign thread.  Blocks: no.
  */
 int ult_init(const struct ult_config *cfg);
@@ -69,7 +87,8 @@ uint64_t ult_now(void);
 typedef struct ult_thread ult_thread_t;
 
 struct ult_attr {
-	size_t stack_size; /* 0: the runtime default */
+	size_t stack_size; /* 0: the runtime default; other sizes are
+			      rounded up to a class (at most 25% more) */
 	int cls;	   /* ULT_CLASS_*; 0 is ULT_CLASS_TIMESHARE */
 	int rtprio;	   /* 0..31 for the realtime and idle classes */
 	int nice;	   /* -20..20 */
@@ -88,7 +107,9 @@ void ult_attr_init(struct ult_attr *a);
  * is a uthread and the new thread lands on the same worker, the new thread
  * runs first (see DESIGN.md, "fork-join").
  * Errors: ENXIO; EINVAL (fn NULL, t NULL for a joinable thread, nice out of
- * range, cpu not a worker, stack_size below ULT_STACK_MIN); EAGAIN/ENOMEM.
+ * range, cpu not a worker, stack_size nonzero and outside ULT_STACK_MIN..
+ * ULT_STACK_MAX); EAGAIN no memory for the thread, or its stack cannot be
+ * mapped (a large stack_size may exceed the address space or RLIMIT_AS).
  * Context: uthread or foreign thread.  Blocks: no (may switch to the child).
  */
 int ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),

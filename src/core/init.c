@@ -94,12 +94,20 @@ configure(const struct ult_config *cfg, int nos)
 			return (EINVAL);
 		ult__rt.stack_size = r == 0 ? (size_t)v : ULT_STACK_DEFAULT;
 	}
-	if (ult__rt.stack_size < ULT_STACK_MIN)
+	/* Bounded so that no rounding or slot arithmetic can overflow. */
+	if (ult__rt.stack_size < ULT_STACK_MIN ||
+	    ult__rt.stack_size > ULT_STACK_MAX)
 		return (EINVAL);
+	if ((r = env_long("ULT_STACK_GUARD", &v)) < 0 ||
+	    (r == 0 && (v <= 0 || (unsigned long)v > ULT_STACK_MAX)))
+		return (EINVAL);
+	ult__rt.stack_guard = r == 0 ? (size_t)v : ULT_STACK_GUARD_DEFAULT;
 	{
 		size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 
 		ult__rt.stack_size = (ult__rt.stack_size + pg - 1) & ~(pg - 1);
+		ult__rt.stack_guard =
+		    (ult__rt.stack_guard + pg - 1) & ~(pg - 1);
 	}
 
 	ult__rt.sched = policy_lookup(cfg != NULL && cfg->policy != NULL

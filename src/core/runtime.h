@@ -129,6 +129,7 @@ struct ult__runtime {
 	struct ult__worker *workers;
 	struct cpu_group *topo;
 	size_t stack_size;
+	size_t stack_guard; /* below every stack, page-rounded */
 	int preempt;
 	uint64_t epoch_ns;     /* ticks are counted from here */
 	atomic_uint ticks_max; /* see machine.c:mach_ticks */

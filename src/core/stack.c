@@ -7,13 +7,24 @@
  * Guards use MADV_GUARD_INSTALL (Linux 6.13+), which adds page-table
  * markers without splitting the mapping; older kernels get mprotect,
  * which costs two VMAs per stack (vm.max_map_count caps that at ~32k).
+ * Either way a guard is never backed by pages (PROT_NONE pages of a
+ * MAP_NORESERVE mapping are neither touched nor charged), so it costs
+ * address space only, and it is large (ult__rt.stack_guard, 256 KiB by
+ * default): a frame that jumps past the end of its stack without probing
+ * each page still lands in it rather than in the neighbouring stack.
  *
  * Each worker keeps a small LIFO cache of default-size stacks, so the
  * common spawn/exit pair touches no shared lock; other sizes and cache
- * overflow go through per-size global lists.
+ * overflow go through per-class global lists.
+ *
+ * Sizes other than the default are rounded up to a class: four per power
+ * of two from ULT_STACK_MIN to ULT_STACK_MAX, so a thread gets at most a
+ * quarter more address space than it asked for (never less), and any
+ * number of distinct sizes shares a bounded set of free lists instead of
+ * each keeping stacks of its own.  The default size is a class of its
+ * own, exact.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -23,35 +34,75 @@
 #define MADV_GUARD_INSTALL 102
 #endif
 
-#define GUARD_SIZE (64u * 1024)
 #define CHUNK_BYTES (8u * 1024 * 1024)
 #define WORKER_CACHE 64
-#define NCLASSES 16
+
+#define CLASS_MIN_LOG 14 /* log2(ULT_STACK_MIN) */
+#define CLASS_MAX_LOG 30 /* log2(ULT_STACK_MAX) */
+#define CLASS_STEP_LOG 2 /* 1 << CLASS_STEP_LOG classes per power of two */
+#define NCLASSES (((CLASS_MAX_LOG - CLASS_MIN_LOG) << CLASS_STEP_LOG) + 1)
+#define DEFAULT_CLASS NCLASSES
+
+_Static_assert(ULT_STACK_MIN == 1u << CLASS_MIN_LOG, "class table");
+_Static_assert(ULT_STACK_MAX == 1u << CLASS_MAX_LOG, "class table");
 
 struct stack_class {
 	size_t size;
 	struct ult__stack *free;
 };
 
+/* At the top of its own mapping, above the last slot: the pool uses no
+ * malloc, whose heap would stay resident after shutdown. */
 struct chunk {
 	struct chunk *next;
 	void *base;
 	size_t len;
-	struct ult__stack *descs;
+	struct ult__stack descs[];
 };
 
 static struct mtx pool_lock = MTX_INITIALIZER("stack pool");
-static struct stack_class classes[NCLASSES];
-static int nclasses;
+static struct stack_class classes[NCLASSES + 1]; /* + the default */
 static struct chunk *chunks;
 static int guard_mprotect; /* MADV_GUARD_INSTALL unavailable */
 static size_t pagesz;
+
+static size_t
+round_size(size_t size)
+{
+	return ((size + pagesz - 1) & ~(pagesz - 1));
+}
+
+/* The class of a page-rounded size in ULT_STACK_MIN..ULT_STACK_MAX: the
+ * smallest 2^k + j * 2^(k - CLASS_STEP_LOG) that holds it. */
+static int
+class_index(size_t size)
+{
+	int k = 63 - __builtin_clzll((unsigned long long)size);
+	size_t step = (size_t)1 << (k - CLASS_STEP_LOG);
+	size_t j = (size - ((size_t)1 << k) + step - 1) / step;
+
+	return (((k - CLASS_MIN_LOG) << CLASS_STEP_LOG) + (int)j);
+}
+
+static size_t
+class_size(int i)
+{
+	int k = CLASS_MIN_LOG + (i >> CLASS_STEP_LOG);
+	size_t j = (size_t)(i & ((1 << CLASS_STEP_LOG) - 1));
+
+	return (round_size(((size_t)1 << k) + (j << (k - CLASS_STEP_LOG))));
+}
 
 int
 ult__stacks_init(void)
 {
 	pagesz = (size_t)sysconf(_SC_PAGESIZE);
-	nclasses = 0;
+	for (int i = 0; i < NCLASSES; i++) {
+		classes[i].size = class_size(i);
+		classes[i].free = NULL;
+	}
+	classes[DEFAULT_CLASS].size = ult__rt.stack_size;
+	classes[DEFAULT_CLASS].free = NULL;
 	chunks = NULL;
 	return (0);
 }
@@ -63,17 +114,8 @@ ult__stacks_fini(void)
 		struct chunk *c = chunks;
 
 		chunks = c->next;
-		munmap(c->base, c->len);
-		free(c->descs);
-		free(c);
+		munmap(c->base, c->len); /* c with it */
 	}
-	nclasses = 0;
-}
-
-static size_t
-round_size(size_t size)
-{
-	return ((size + pagesz - 1) & ~(pagesz - 1));
 }
 
 static int
@@ -89,37 +131,32 @@ install_guard(void *p, size_t len)
 static int
 grow(struct stack_class *cl)
 {
-	size_t slot = GUARD_SIZE + cl->size;
-	size_t n = CHUNK_BYTES / slot;
+	size_t guard = ult__rt.stack_guard;
+	size_t slot = guard + cl->size; /* both at most ULT_STACK_MAX */
+	size_t n = CHUNK_BYTES / slot, top;
 	struct chunk *c;
+	void *base;
 
 	if (n < 1)
 		n = 1;
-	if ((c = malloc(sizeof(*c))) == NULL)
-		return (ENOMEM);
-	c->len = n * slot;
-	c->base = mmap(NULL, c->len, PROT_READ | PROT_WRITE,
+	top = round_size(sizeof(*c) + n * sizeof(c->descs[0]));
+	base = mmap(NULL, n * slot + top, PROT_READ | PROT_WRITE,
 	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-	c->descs = calloc(n, sizeof(*c->descs));
-	if (c->base == MAP_FAILED || c->descs == NULL) {
-		if (c->base != MAP_FAILED)
-			munmap(c->base, c->len);
-		free(c->descs);
-		free(c);
+	if (base == MAP_FAILED)
 		return (ENOMEM);
-	}
 	/* Huge pages would turn a few touched bytes into 2 MiB of RSS. */
-	madvise(c->base, c->len, MADV_NOHUGEPAGE);
+	madvise(base, n * slot + top, MADV_NOHUGEPAGE);
+	c = (struct chunk *)(void *)((char *)base + n * slot);
+	c->base = base;
+	c->len = n * slot + top;
 	for (size_t i = 0; i < n; i++) {
 		struct ult__stack *s = &c->descs[i];
 
-		s->base = (char *)c->base + i * slot;
-		s->guard = GUARD_SIZE;
+		s->base = (char *)base + i * slot;
+		s->guard = guard;
 		s->size = cl->size;
-		if (install_guard(s->base, GUARD_SIZE) != 0) {
+		if (install_guard(s->base, guard) != 0) {
 			munmap(c->base, c->len);
-			free(c->descs);
-			free(c);
 			return (ENOMEM);
 		}
 	}
@@ -132,17 +169,12 @@ grow(struct stack_class *cl)
 	return (0);
 }
 
+/* The class of a size that is the default or a class size. */
 static struct stack_class *
 class_of(size_t size)
 {
-	for (int i = 0; i < nclasses; i++)
-		if (classes[i].size == size)
-			return (&classes[i]);
-	if (nclasses == NCLASSES)
-		return (NULL);
-	classes[nclasses].size = size;
-	classes[nclasses].free = NULL;
-	return (&classes[nclasses++]);
+	return (size == ult__rt.stack_size ? &classes[DEFAULT_CLASS]
+					   : &classes[class_index(size)]);
 }
 
 struct ult__stack *
@@ -152,6 +184,13 @@ ult__stack_get(struct ult__worker *w, size_t size)
 	struct ult__stack *s = NULL;
 
 	size = round_size(size);
+	if (size != ult__rt.stack_size) {
+		if (size < ULT_STACK_MIN || size > ULT_STACK_MAX)
+			return (NULL); /* callers check: never happens */
+		/* A class that comes out at the default size is the default
+		 * class, worker caches included. */
+		size = classes[class_index(size)].size;
+	}
 	if (w != NULL && size == ult__rt.stack_size && w->stack_cache != NULL) {
 		s = w->stack_cache;
 		w->stack_cache = s->next;
@@ -160,7 +199,7 @@ ult__stack_get(struct ult__worker *w, size_t size)
 	}
 	mtx_lock(&pool_lock);
 	cl = class_of(size);
-	if (cl != NULL && (cl->free != NULL || grow(cl) == 0)) {
+	if (cl->free != NULL || grow(cl) == 0) {
 		s = cl->free;
 		cl->free = s->next;
 	}

@@ -6,62 +6,76 @@
  * come from a slab that is only released at shutdown and are recycled in
  * FIFO order, so a handle used after its thread was joined is recognised
  * (ESRCH) until a later spawn reuses it.
+ *
+ * The slab's chunks are mapped, not malloc'ed, and unmapped at shutdown:
+ * a program that spawned many threads gets the memory back, where
+ * malloc would keep the fragmented heap resident.  A chunk's structs are
+ * made from the front as needed, so a fresh chunk costs only the pages
+ * its threads use.
  */
 #include <errno.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "../sync/sleepq.h"
 #include "../sync/turnstile.h"
-#include "../util/mem.h"
 #include "runtime.h"
 
 /* The lock of threads that have exited: never contended in practice. */
 struct mtx ult__zombie_lock = MTX_INITIALIZER("zombie");
 
-#define SLAB_CHUNK 64
+#define SLAB_CHUNK_BYTES (256u * 1024)
 
 struct slab_chunk {
 	struct slab_chunk *next;
-	struct ult_thread t[SLAB_CHUNK];
+	size_t nmade; /* t[0..nmade) have been handed out at least once */
+	struct ult_thread t[] ULT_ALIGNED_CL; /* from a cache-line boundary */
 };
 
+#define SLAB_CHUNK_THREADS                                \
+	((SLAB_CHUNK_BYTES - sizeof(struct slab_chunk)) / \
+	    sizeof(struct ult_thread))
+
 static struct mtx slab_lock = MTX_INITIALIZER("thread slab");
-static struct slab_chunk *slab_chunks;
+static struct slab_chunk *slab_chunks; /* the newest, being made, first */
 static struct ult_thread *free_head, *free_tail;
 
+/*
+ * The rest of the newest chunk first, then the free list, then a new
+ * chunk: the order a free list fed a whole chunk at a time would give.
+ */
 static struct ult_thread *
 thread_alloc(void)
 {
+	struct slab_chunk *c;
 	struct ult_thread *ut;
 
 	mtx_lock(&slab_lock);
-	if (free_head == NULL) {
-		struct slab_chunk *c = ult__zalloc_cl(1, sizeof(*c));
-
-		if (c == NULL) {
+	c = slab_chunks;
+	if ((c == NULL || c->nmade == SLAB_CHUNK_THREADS) &&
+	    free_head == NULL) {
+		c = mmap(NULL, SLAB_CHUNK_BYTES, PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (c == MAP_FAILED) {
 			mtx_unlock(&slab_lock);
 			return (NULL);
 		}
 		c->next = slab_chunks;
 		slab_chunks = c;
-		for (int i = 0; i < SLAB_CHUNK; i++) {
-			c->t[i].free_next = NULL;
-			atomic_init(&c->t[i].lstate, UT_FREE);
-			atomic_init(&c->t[i].td.td_lock, &ult__zombie_lock);
-			if (free_tail != NULL)
-				free_tail->free_next = &c->t[i];
-			else
-				free_head = &c->t[i];
-			free_tail = &c->t[i];
-		}
 	}
-	ut = free_head;
-	free_head = ut->free_next;
-	if (free_head == NULL)
-		free_tail = NULL;
+	if (c != NULL && c->nmade < SLAB_CHUNK_THREADS) {
+		ut = &c->t[c->nmade++]; /* zero-filled */
+		atomic_init(&ut->lstate, UT_FREE);
+		atomic_init(&ut->td.td_lock, &ult__zombie_lock);
+	} else {
+		ut = free_head;
+		free_head = ut->free_next;
+		if (free_head == NULL)
+			free_tail = NULL;
+	}
 	mtx_unlock(&slab_lock);
 	return (ut);
 }
@@ -86,11 +100,12 @@ ult__thread_slab_fini(void)
 		struct slab_chunk *c = slab_chunks;
 
 		slab_chunks = c->next;
-		for (int i = 0; i < SLAB_CHUNK; i++)
+		for (size_t i = 0; i < c->nmade; i++)
 			ult__ts_free(c->t[i].ts_spare);
-		free(c);
+		munmap(c, SLAB_CHUNK_BYTES);
 	}
 	free_head = free_tail = NULL;
+	ult__ts_reclaim();
 }
 
 void
@@ -172,7 +187,8 @@ spawn_check(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *))
 		return (EINVAL);
 	if (a->cpu < -1 || a->cpu >= ult__rt.ncpu)
 		return (EINVAL);
-	if (a->stack_size != 0 && a->stack_size < ULT_STACK_MIN)
+	if (a->stack_size != 0 &&
+	    (a->stack_size < ULT_STACK_MIN || a->stack_size > ULT_STACK_MAX))
 		return (EINVAL);
 	return (0);
 }

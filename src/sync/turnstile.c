@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "../core/runtime.h"
 #include "sleepq.h"
@@ -27,6 +28,7 @@ struct ult__turnstile {
 	struct ult_thread *ts_owner; /* whose contested list it is on */
 	int ts_count[2];
 	atomic_int ts_bestpri; /* head priority; read under contested_lock */
+	struct ts_chunk *ts_chunk; /* where it was made; set once */
 };
 
 struct ts_chain {
@@ -39,37 +41,40 @@ static pthread_once_t ts_once = PTHREAD_ONCE_INIT;
 static pthread_key_t foreign_spare_key;
 
 /*
- * Turnstiles are never freed while the process runs (as FreeBSD's come
+ * Turnstiles are never freed while uthreads may exist (as FreeBSD's come
  * from a type-stable zone): a thread lock read just before its thread was
- * woken may still point into one.  A foreign thread's spare goes back to
- * this pool when the thread exits.
+ * woken may still point into one.  They are made in mapped chunks and
+ * freed to a pool, from which they are allocated again; a foreign
+ * thread's spare goes back to it when the thread exits.
+ *
+ * At ult_shutdown no uthread is left to hold such a stale pointer, so
+ * ult__ts_reclaim unmaps every chunk none of whose turnstiles is in use,
+ * which gives back the memory of many threads (malloc would have kept
+ * the fragmented heap).  In use means out of the pool: a foreign thread's
+ * spare, or one lent to a lock; those chunks stay, since foreign threads
+ * may go on using sync objects without the runtime.
  */
+#define TS_CHUNK_BYTES (64u * 1024)
+
+struct ts_chunk {
+	struct ts_chunk *next;
+	size_t nused; /* turnstiles out of the pool */
+	size_t nmade; /* ts[0..nmade) have been made */
+	struct ult__turnstile ts[];
+};
+
+#define TS_CHUNK_TURNSTILES                           \
+	((TS_CHUNK_BYTES - sizeof(struct ts_chunk)) / \
+	    sizeof(struct ult__turnstile))
+
 static struct mtx pool_lock = MTX_INITIALIZER("turnstile pool");
 static struct ult__list pool = {&pool, &pool};
+static struct ts_chunk *ts_chunks; /* the newest, being made, first */
 
 static void
 foreign_spare_dtor(void *p)
 {
-	struct ult__turnstile *ts = p;
-
-	mtx_lock(&ts->ts_lock); /* wait out a waker still holding it */
-	mtx_unlock(&ts->ts_lock);
-	mtx_lock(&pool_lock);
-	ult__list_insert_tail(&pool, &ts->ts_link);
-	mtx_unlock(&pool_lock);
-}
-
-static struct ult__turnstile *
-pool_get(void)
-{
-	struct ult__list *n;
-
-	mtx_lock(&pool_lock);
-	if ((n = ult__list_first(&pool)) != NULL)
-		ult__list_remove(n);
-	mtx_unlock(&pool_lock);
-	return (n ? ULT_CONTAINER_OF(n, struct ult__turnstile, ts_link)
-		  : ult__ts_alloc());
+	ult__ts_free(p);
 }
 
 static void
@@ -94,13 +99,34 @@ chain_of(const void *obj)
 struct ult__turnstile *
 ult__ts_alloc(void)
 {
-	struct ult__turnstile *ts = calloc(1, sizeof(*ts));
+	struct ult__turnstile *ts;
+	struct ult__list *n;
+	struct ts_chunk *c;
 
-	if (ts == NULL)
-		return (NULL);
-	mtx_init(&ts->ts_lock, "turnstile");
-	ult__list_init(&ts->ts_link);
-	ult__list_init(&ts->ts_hash);
+	mtx_lock(&pool_lock);
+	if ((n = ult__list_first(&pool)) != NULL) {
+		ult__list_remove(n);
+		ts = ULT_CONTAINER_OF(n, struct ult__turnstile, ts_link);
+	} else {
+		c = ts_chunks;
+		if (c == NULL || c->nmade == TS_CHUNK_TURNSTILES) {
+			c = mmap(NULL, TS_CHUNK_BYTES, PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (c == MAP_FAILED) {
+				mtx_unlock(&pool_lock);
+				return (NULL);
+			}
+			c->next = ts_chunks;
+			ts_chunks = c;
+		}
+		ts = &c->ts[c->nmade++]; /* zero-filled */
+		ts->ts_chunk = c;
+		mtx_init(&ts->ts_lock, "turnstile");
+		ult__list_init(&ts->ts_link);
+		ult__list_init(&ts->ts_hash);
+	}
+	ts->ts_chunk->nused++;
+	mtx_unlock(&pool_lock);
 	return (ts);
 }
 
@@ -112,7 +138,33 @@ ult__ts_free(struct ult__turnstile *ts)
 	/* Wait out a waker that handed it over and still holds it. */
 	mtx_lock(&ts->ts_lock);
 	mtx_unlock(&ts->ts_lock);
-	free(ts);
+	mtx_lock(&pool_lock);
+	ult__list_insert_tail(&pool, &ts->ts_link);
+	ts->ts_chunk->nused--;
+	mtx_unlock(&pool_lock);
+}
+
+void
+ult__ts_reclaim(void)
+{
+	struct ult__list *n, *next;
+	struct ts_chunk **pc, *c;
+
+	mtx_lock(&pool_lock);
+	for (n = pool.next; n != &pool; n = next) {
+		next = n->next;
+		if (ULT_CONTAINER_OF(n, struct ult__turnstile, ts_link)
+			->ts_chunk->nused == 0)
+			ult__list_remove(n);
+	}
+	for (pc = &ts_chunks; (c = *pc) != NULL;) {
+		if (c->nused == 0) {
+			*pc = c->next;
+			munmap(c, TS_CHUNK_BYTES);
+		} else
+			pc = &c->next;
+	}
+	mtx_unlock(&pool_lock);
 }
 
 int
@@ -125,10 +177,10 @@ ult__ts_prepare(void)
 		return (0); /* uthreads get theirs at spawn */
 	if (pthread_getspecific(foreign_spare_key) != NULL)
 		return (0);
-	if ((ts = pool_get()) == NULL)
+	if ((ts = ult__ts_alloc()) == NULL)
 		return (ENOMEM);
 	if (pthread_setspecific(foreign_spare_key, ts) != 0) {
-		foreign_spare_dtor(ts);
+		ult__ts_free(ts);
 		return (ENOMEM);
 	}
 	return (0);

@@ -38,6 +38,10 @@ struct ult__turnstile;
 struct ult__turnstile *ult__ts_alloc(void);
 void ult__ts_free(struct ult__turnstile *ts);
 
+/* At shutdown, once no uthread is left: unmap the memory of turnstiles
+ * that are free (foreign threads keep theirs). */
+void ult__ts_reclaim(void);
+
 /* Make sure the calling thread has a spare (a foreign thread gets one on
  * first use); 0 or ENOMEM.  Call before ult__ts_lookup: it may allocate. */
 int ult__ts_prepare(void);
