@@ -116,7 +116,7 @@ ult__thread_foreach(void (*fn)(struct ult_thread *, void *), void *arg)
 	int locked = mtx_trylock(&slab_lock);
 
 	for (struct slab_chunk *c = slab_chunks; c != NULL; c = c->next)
-		for (int i = 0; i < SLAB_CHUNK; i++)
+		for (size_t i = 0; i < c->nmade; i++)
 			if (ULT_LD(&c->t[i].lstate) != UT_FREE)
 				fn(&c->t[i], arg);
 	if (locked)
