@@ -46,7 +46,7 @@
 
 struct actor {
 	int idx;
-	ult_thread_t *ut; /* NULL for a pthread */
+	ult_thread_t *_Atomic ut; /* NULL for a pthread */
 	pthread_t pt;
 	unsigned seed;
 	atomic_long ops;
@@ -106,10 +106,13 @@ ONCE_FN(4)
 ONCE_FN(5)
 ONCE_FN(6)
 ONCE_FN(7)
-ONCE_FN(8) ONCE_FN(9) ONCE_FN(10) ONCE_FN(11) ONCE_FN(12) ONCE_FN(13) ONCE_FN(
-    14) ONCE_FN(15) ONCE_FN(16) ONCE_FN(17) ONCE_FN(18) ONCE_FN(19) ONCE_FN(20)
-    ONCE_FN(21) ONCE_FN(22) ONCE_FN(23) ONCE_FN(24) ONCE_FN(25) ONCE_FN(26)
-	ONCE_FN(27) ONCE_FN(28) ONCE_FN(29) ONCE_FN(30) ONCE_FN(31)
+ONCE_FN(8)
+ONCE_FN(9)
+ONCE_FN(10)
+ONCE_FN(11) ONCE_FN(12) ONCE_FN(13) ONCE_FN(14) ONCE_FN(15) ONCE_FN(16) ONCE_FN(
+    17) ONCE_FN(18) ONCE_FN(19) ONCE_FN(20) ONCE_FN(21) ONCE_FN(22) ONCE_FN(23)
+    ONCE_FN(24) ONCE_FN(25) ONCE_FN(26) ONCE_FN(27) ONCE_FN(28) ONCE_FN(29)
+	ONCE_FN(30) ONCE_FN(31)
 
 	    static void (*const once_fns[NONCE])(void) = {once_fn_0, once_fn_1,
 		once_fn_2, once_fn_3, once_fn_4, once_fn_5, once_fn_6,
@@ -377,7 +380,7 @@ static void
 op_meddle(struct actor *a)
 {
 	struct actor *v = &actors[NPATTERN + rnd(a, NUTHREADS - NPATTERN)];
-	ult_thread_t *t = v == a ? NULL : v->ut;
+	ult_thread_t *t = v == a ? NULL : atomic_load(&v->ut);
 	int r = 0, ncpu = ult_ncpu();
 
 	if (v != a && t == NULL)
@@ -415,7 +418,7 @@ op_meddle(struct actor *a)
 static void
 op_idle_class(struct actor *a)
 {
-	if (a->ut == NULL)
+	if (atomic_load(&a->ut) == NULL)
 		return;
 	atomic_store(&a->exempt, 1);
 	if (ult_setclass(NULL, ULT_CLASS_IDLE, (int)rnd(a, 32)) != 0)
@@ -483,7 +486,7 @@ actor_loop(struct actor *a)
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		unsigned k = rnd(a, sizeof(ops) / sizeof(ops[0]));
 
-		if (ops[k].uthread_only && a->ut == NULL)
+		if (ops[k].uthread_only && atomic_load(&a->ut) == NULL)
 			continue;
 		a->doing = ops[k].name;
 		errno_set(myerr);
@@ -562,8 +565,7 @@ uthread_actor(void *arg)
 	struct actor *a = arg;
 
 	/* A handle written by the spawner may not be visible yet. */
-	while (atomic_load_explicit((_Atomic(ult_thread_t *) *)&a->ut,
-		   memory_order_acquire) == NULL)
+	while (atomic_load(&a->ut) == NULL)
 		ult_yield();
 	if (a->idx < NPATTERN)
 		pattern_loop(a);
@@ -582,6 +584,10 @@ pthread_actor(void *arg)
 /* ---- watchers ---- */
 
 static atomic_int watch_stop, check_stop, checks, check_failures;
+/* Held by the watchdog while it reads the runtime's workers, and by the
+ * main thread to stop that before ult_shutdown frees them. */
+static pthread_mutex_t sample_lock = PTHREAD_MUTEX_INITIALIZER;
+static int sample_stop; /* under sample_lock */
 static uint64_t hang_ns;
 
 static void *
@@ -638,11 +644,13 @@ watchdog(void *arg)
 	for (unsigned tick = 0; !atomic_load(&watch_stop); tick++) {
 		uint64_t now = ult_now();
 
-		for (int c = 0; c < ult_ncpu(); c++) {
+		pthread_mutex_lock(&sample_lock);
+		for (int c = 0; !sample_stop && c < ult_ncpu(); c++) {
 			strand[c] = ult__worker_stranded(c) ? strand[c] + 1 : 0;
 			if (strand[c] >= STRANDED_SAMPLES)
 				stranded(c);
 		}
+		pthread_mutex_unlock(&sample_lock);
 		usleep(10000);
 		if (tick % 10 != 0)
 			continue;
@@ -704,8 +712,7 @@ harness(int ncpu, int preempt)
 		ult_thread_t *t;
 
 		CHECK_EQ(ult_spawn(&t, NULL, uthread_actor, &actors[i]), 0);
-		atomic_store_explicit((_Atomic(ult_thread_t *) *)&actors[i].ut,
-		    t, memory_order_release);
+		atomic_store(&actors[i].ut, t);
 	}
 	for (int i = NUTHREADS; i < NACTORS; i++)
 		CHECK_EQ(pthread_create(&actors[i].pt, NULL, pthread_actor,
@@ -714,11 +721,14 @@ harness(int ncpu, int preempt)
 
 	atomic_store(&main_doing, "joining the actors");
 	for (int i = 0; i < NUTHREADS; i++)
-		CHECK_EQ(ult_join(actors[i].ut, NULL), 0);
+		CHECK_EQ(ult_join(atomic_load(&actors[i].ut), NULL), 0);
 	for (int i = NUTHREADS; i < NACTORS; i++)
 		CHECK_EQ(pthread_join(actors[i].pt, NULL), 0);
 	atomic_store(&check_stop, 1);
 	pthread_join(chk, NULL);
+	pthread_mutex_lock(&sample_lock);
+	sample_stop = 1;
+	pthread_mutex_unlock(&sample_lock);
 	atomic_store(&main_doing, "ult_shutdown");
 	CHECK_EQ(ult_shutdown(), 0);
 	atomic_store(&watch_stop, 1);

@@ -333,8 +333,12 @@ add_locked(struct thread *td, int flags)
 	 * priorities here); otherwise maybe_resched. */
 	if (td->td_priority < pri_of(cur)) {
 		mach_ast(cur, self);
-		if (pri_of(cur) >= PRI_MIN_IDLE && !TD_IS_INHIBITED(cur) &&
-		    ULT_LD(&cur->td_lock) == &sched_lock)
+		/* Its state is ours to read only while its lock is the one
+		 * we hold: a thread going to sleep changes it under the
+		 * sleep queue's lock. */
+		if (pri_of(cur) >= PRI_MIN_IDLE &&
+		    ULT_LD(&cur->td_lock) == &sched_lock &&
+		    !TD_IS_INHIBITED(cur))
 			ULT_ST(&cur->td_owepreempt, 1);
 	}
 }

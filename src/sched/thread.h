@@ -164,7 +164,10 @@ thread_lock(struct thread *td)
 			continue;
 		}
 		mtx_lock(m);
-		if (ULT_LD(&td->td_lock) == m)
+		/* Acquire: td may have gone through blocked_lock and back to
+		 * m meanwhile (asleep: chain, blocked, chain), and what the
+		 * switch wrote before it handed td back must be seen. */
+		if (ULT_LD_ACQ(&td->td_lock) == m)
 			return (m);
 		mtx_unlock(m);
 	}

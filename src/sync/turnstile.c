@@ -380,7 +380,7 @@ lock_owner(struct thread *td, struct mtx *held1, struct mtx *held2)
 		if (ult__sleepq_is_chain_lock(m))
 			return (NULL);
 		mtx_lock(m);
-		if (ULT_LD(&td->td_lock) == m)
+		if (ULT_LD_ACQ(&td->td_lock) == m) /* see thread_lock() */
 			return (m);
 		mtx_unlock(m);
 	}
