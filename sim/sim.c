@@ -70,6 +70,16 @@ ult__mtx_lock_slow(struct mtx *m)
 	abort();
 }
 
+#ifdef ULT_INVARIANTS
+/* The simulator never fails an allocation on purpose. */
+int
+ult__fault(int kind)
+{
+	(void)kind;
+	return (0);
+}
+#endif
+
 /* One host thread plays every CPU: it owns every lock it takes. */
 const void *
 ult__mtx_self(void)

@@ -121,7 +121,7 @@ ult__clock_start(void)
 	atomic_init(&clk.target, 0);
 	atomic_init(&clk.idle_mode, 0);
 	atomic_init(&clk.stop, 0);
-	return (pthread_create(&clk.thread, NULL, clock_main, NULL));
+	return (ult__os_thread(&clk.thread, clock_main, NULL));
 }
 
 void

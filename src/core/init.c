@@ -153,6 +153,8 @@ start(const struct ult_config *cfg)
 	int oscpu[ULT_MAXCPU], nos, err, pinned;
 	struct topo_cpu *desc = NULL;
 
+	if ((err = ult__fault_setup()) != 0)
+		return (err);
 	nos = ult__os_cpus(oscpu, ULT_MAXCPU);
 	if ((err = configure(cfg, nos)) != 0)
 		return (err);
@@ -167,7 +169,7 @@ start(const struct ult_config *cfg)
 	 * others sit empty, so the kernel places them instead. */
 	pinned = ult__rt.ncpu <= nos;
 	if (pinned &&
-	    (desc = calloc((size_t)ult__rt.ncpu, sizeof(*desc))) != NULL &&
+	    (desc = ult__calloc((size_t)ult__rt.ncpu, sizeof(*desc))) != NULL &&
 	    ult__os_topology(ult__rt.ncpu, oscpu, desc) != 0) {
 		free(desc);
 		desc = NULL;

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "../arch/cpu.h"
+#include "../util/mem.h"
 #include "runtime.h"
 
 #define PREEMPT_SIGNAL SIGURG
@@ -159,7 +160,7 @@ phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
 static int
 ranges_build(void)
 {
-	struct build *b = calloc(1, sizeof(*b));
+	struct build *b = ult__calloc(1, sizeof(*b));
 	struct ranges *t;
 
 	if (b == NULL)
@@ -172,7 +173,7 @@ ranges_build(void)
 		free(b);
 		return (err);
 	}
-	t = malloc(sizeof(*t) + (size_t)b->n * sizeof(t->r[0]));
+	t = ult__malloc(sizeof(*t) + (size_t)b->n * sizeof(t->r[0]));
 	if (t == NULL) {
 		free(b);
 		return (ENOMEM);
@@ -222,7 +223,7 @@ ult_preempt_allow_library(const char *name)
 	mtx_lock(&ranges_lock);
 	if (nallow == (int)(sizeof(allow_names) / sizeof(allow_names[0])))
 		err = ENOMEM;
-	else if ((copy = strdup(name)) == NULL)
+	else if ((copy = ult__strdup(name)) == NULL)
 		err = ENOMEM;
 	else
 		allow_names[nallow++] = copy;

@@ -195,6 +195,11 @@ void ult__thread_slab_fini(void);
 /* Call fn for every uthread not yet joined (no lock: for hang reports). */
 void ult__thread_foreach(void (*fn)(struct ult_thread *, void *), void *arg);
 
+/* fault.c: read ULT_FAULT (once; EINVAL if malformed), and how many
+ * failures it has injected so far.  Debug builds only; elsewhere 0. */
+int ult__fault_setup(void);
+long ult__fault_injected(void);
+
 /* debug.c: the hang report, written to fd. */
 void ult__debug_dump(int fd);
 extern struct mtx ult__zombie_lock;

@@ -121,12 +121,9 @@ ult__signals_fini(void)
 int
 ult__altstack_setup(struct ult__worker *w)
 {
-	w->altstack = mmap(NULL, ALTSTACK_SIZE + SCRATCH_SIZE,
-	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (w->altstack == MAP_FAILED) {
-		w->altstack = NULL;
+	w->altstack = ult__os_map(ALTSTACK_SIZE + SCRATCH_SIZE, 0);
+	if (w->altstack == NULL)
 		return (ENOMEM);
-	}
 	w->scratch_top = (char *)w->altstack + ALTSTACK_SIZE + SCRATCH_SIZE;
 	return (0);
 }

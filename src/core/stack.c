@@ -140,9 +140,8 @@ grow(struct stack_class *cl)
 	if (n < 1)
 		n = 1;
 	top = round_size(sizeof(*c) + n * sizeof(c->descs[0]));
-	base = mmap(NULL, n * slot + top, PROT_READ | PROT_WRITE,
-	    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
-	if (base == MAP_FAILED)
+	base = ult__os_map(n * slot + top, MAP_NORESERVE | MAP_STACK);
+	if (base == NULL)
 		return (ENOMEM);
 	/* Huge pages would turn a few touched bytes into 2 MiB of RSS. */
 	madvise(base, n * slot + top, MADV_NOHUGEPAGE);

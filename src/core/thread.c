@@ -57,9 +57,8 @@ thread_alloc(void)
 	c = slab_chunks;
 	if ((c == NULL || c->nmade == SLAB_CHUNK_THREADS) &&
 	    free_head == NULL) {
-		c = mmap(NULL, SLAB_CHUNK_BYTES, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (c == MAP_FAILED) {
+		c = ult__os_map(SLAB_CHUNK_BYTES, 0);
+		if (c == NULL) {
 			mtx_unlock(&slab_lock);
 			return (NULL);
 		}

@@ -164,8 +164,8 @@ ult__workers_start(void)
 	for (int i = 0; i < ult__rt.ncpu; i++) {
 		if ((err = ult__altstack_setup(&ult__rt.workers[i])) != 0)
 			break;
-		err = pthread_create(&ult__rt.workers[i].pthread, NULL,
-		    worker_main, &ult__rt.workers[i]);
+		err = ult__os_thread(&ult__rt.workers[i].pthread, worker_main,
+		    &ult__rt.workers[i]);
 		if (err != 0)
 			break;
 		started++;

@@ -706,10 +706,10 @@ bsd_init(void)
 	ncpu = mach_ncpu();
 	runq_init(&runq);
 	runq_pcpu = ult__zalloc_cl((size_t)ncpu, sizeof(*runq_pcpu));
-	runq_length = calloc((size_t)ncpu, sizeof(*runq_length));
-	curthr = calloc((size_t)ncpu, sizeof(*curthr));
-	idlethr = calloc((size_t)ncpu, sizeof(*idlethr));
-	cpu_idle = calloc((size_t)ncpu, sizeof(*cpu_idle));
+	runq_length = ult__calloc((size_t)ncpu, sizeof(*runq_length));
+	curthr = ult__calloc((size_t)ncpu, sizeof(*curthr));
+	idlethr = ult__calloc((size_t)ncpu, sizeof(*idlethr));
+	cpu_idle = ult__calloc((size_t)ncpu, sizeof(*cpu_idle));
 	if (runq_pcpu == NULL || runq_length == NULL || curthr == NULL ||
 	    idlethr == NULL || cpu_idle == NULL)
 		return (ENOMEM);

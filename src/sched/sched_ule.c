@@ -806,7 +806,7 @@ ule_init(void)
 	int n = mach_ncpu();
 
 	tdq_cpu = ult__zalloc_cl((size_t)n, sizeof(struct tdq));
-	sched_randomval = calloc((size_t)n + 1, sizeof(*sched_randomval));
+	sched_randomval = ult__calloc((size_t)n + 1, sizeof(*sched_randomval));
 	if (tdq_cpu == NULL || sched_randomval == NULL) {
 		free(tdq_cpu);
 		free(sched_randomval);

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../util/mem.h"
 #include "topo.h"
 
 static void
@@ -84,7 +85,7 @@ fill_group(struct cpu_group *g, struct cpu_group *parent, const cpuset_t *mask,
 	g->cg_child = NULL;
 	if (g->cg_count < 2)
 		return (0);
-	parts = malloc(sizeof(*parts) * (size_t)g->cg_count);
+	parts = ult__malloc(sizeof(*parts) * (size_t)g->cg_count);
 	if (parts == NULL)
 		return (-1);
 	for (l = (level == CG_SHARE_NONE ? MAX_CACHE_LEVELS : level - 1);
@@ -96,7 +97,7 @@ fill_group(struct cpu_group *g, struct cpu_group *parent, const cpuset_t *mask,
 	if (l >= CG_SHARE_L1) {
 		int cflags = is_smt_level(desc, parts, n) ? CG_FLAG_THREAD : 0;
 
-		g->cg_child = calloc((size_t)n, sizeof(*g->cg_child));
+		g->cg_child = ult__calloc((size_t)n, sizeof(*g->cg_child));
 		if (g->cg_child == NULL) {
 			free(parts);
 			return (-1);
@@ -126,7 +127,7 @@ free_children(struct cpu_group *g)
 struct cpu_group *
 ult__topo_build(int ncpu, const struct topo_cpu *desc)
 {
-	struct cpu_group *root = calloc(1, sizeof(*root));
+	struct cpu_group *root = ult__calloc(1, sizeof(*root));
 	cpuset_t all;
 	int level = CG_SHARE_NONE;
 

@@ -110,9 +110,8 @@ ult__ts_alloc(void)
 	} else {
 		c = ts_chunks;
 		if (c == NULL || c->nmade == TS_CHUNK_TURNSTILES) {
-			c = mmap(NULL, TS_CHUNK_BYTES, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-			if (c == MAP_FAILED) {
+			c = ult__os_map(TS_CHUNK_BYTES, 0);
+			if (c == NULL) {
 				mtx_unlock(&pool_lock);
 				return (NULL);
 			}

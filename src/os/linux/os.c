@@ -11,12 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 #include <link.h>
 
 #include "../../arch/cpu.h"
+#include "../../util/fault.h"
 #include "../../util/lock.h"
 #include "os.h"
 
@@ -79,6 +81,26 @@ ult__futex_wait(atomic_uint *addr, unsigned val, uint64_t deadline_ns)
 		err = errno == EAGAIN || errno == ETIMEDOUT ? errno : EINTR;
 	errno = saved;
 	return (err);
+}
+
+void *
+ult__os_map(size_t len, int extra)
+{
+	void *p;
+
+	if (ult__fault(ULT__FAULT_MMAP))
+		return (NULL);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+	    MAP_PRIVATE | MAP_ANONYMOUS | extra, -1, 0);
+	return (p == MAP_FAILED ? NULL : p);
+}
+
+int
+ult__os_thread(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	if (ult__fault(ULT__FAULT_THREAD))
+		return (EAGAIN);
+	return (pthread_create(t, NULL, fn, arg));
 }
 
 void

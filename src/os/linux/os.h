@@ -5,6 +5,8 @@
 #ifndef ULT_OS_LINUX_OS_H
 #define ULT_OS_LINUX_OS_H
 
+#include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../../sched/topo.h"
@@ -38,6 +40,14 @@ void ult__os_timespec(uint64_t ns, struct timespec *ts);
  * EINTR; callers always re-check their condition. */
 int ult__futex_wait(atomic_uint *addr, unsigned val, uint64_t deadline_ns);
 void ult__futex_wake(atomic_uint *addr, int n);
+
+/* An anonymous read-write private mapping of len bytes, with `extra'
+ * mmap flags (MAP_NORESERVE, MAP_STACK); NULL if it cannot be made (or
+ * fault injection says so). */
+void *ult__os_map(size_t len, int extra);
+/* pthread_create with default attributes; 0 or an errno (EAGAIN under
+ * fault injection). */
+int ult__os_thread(pthread_t *t, void *(*fn)(void *), void *arg);
 
 /* The OS CPUs this process may run on, in order; returns how many. */
 int ult__os_cpus(int *cpus, int max);
