@@ -22,7 +22,7 @@
  *    re-entry harmless;
  *  - the uthread holds no pthread mutex (see preempt_shim.c) and is not
  *    inside ult_schedctl_start/stop beyond the deferral bound;
- *  - enough stack is left for another signal frame.
+ *  - enough stack is left for the switch path and one more signal frame.
  * Otherwise the preemption is owed: the policy's flags stay set, so the
  * next runtime exit takes it, and the clock thread signals again at the
  * next tick.
@@ -48,9 +48,15 @@
 #include "runtime.h"
 
 #define PREEMPT_SIGNAL SIGURG
-/* A signal frame with AVX-512 state is ~3.4 KiB; keep room for two and
- * the handler's own frames. */
-#define PREEMPT_HEADROOM (16u * 1024)
+/*
+ * Stack a switch from the handler needs below the handler's own frame,
+ * besides room for one more signal frame (see stack_room): the switch
+ * path down to the context switch (about 400 bytes measured, the rest is
+ * on the worker's scratch stack), and the few frames of a nested handler
+ * that defers.  Four times what was measured, for debug builds and the
+ * ucontext backend.
+ */
+#define SWITCH_RESERVE (2u * 1024)
 
 extern const char __start_ult_text[]
     __attribute__((weak, visibility("hidden")));
@@ -284,6 +290,26 @@ pin(struct ult_thread *ut)
 	thread_unlock(&ut->td);
 }
 
+/*
+ * Is there room on the uthread's stack to switch from here?  The kernel's
+ * frame lies between the interrupted sp and this handler's frame, so its
+ * size is measured, not guessed (it grows with the CPU's vector state:
+ * about 3 KiB here, over 11 KiB with AMX).  SA_NODEFER lets another
+ * SIGURG land anywhere in the switch path, and it needs a frame as large
+ * again.  Below the handler's frame there must therefore be one such
+ * frame plus SWITCH_RESERVE.
+ */
+static int
+stack_room(struct ult_thread *ut, uintptr_t sp)
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t lo = (uintptr_t)ut->san.stack_lo;
+
+	if (sp <= here || here <= lo || sp > lo + ut->san.stack_size)
+		return (0); /* not on its own stack: never switch */
+	return (here - lo >= (sp - here) + SWITCH_RESERVE);
+}
+
 static void
 preempt_handler(int sig, siginfo_t *si, void *ucv)
 {
@@ -310,7 +336,7 @@ preempt_handler(int sig, siginfo_t *si, void *ucv)
 	pc = ult__uc_pc(uc);
 	sp = ult__uc_sp(uc);
 	if (!pc_preemptible(pc) || ULT_LD(&ut->nopreempt) != 0 ||
-	    sp < (uintptr_t)ut->san.stack_lo + PREEMPT_HEADROOM) {
+	    !stack_room(ut, sp)) {
 		owe(w);
 		return;
 	}
