@@ -1,7 +1,9 @@
 /*
- * Preemption at its edges: uthreads on the smallest stack.  No timing
- * thresholds: outcomes are counted.
+ * Preemption at its edges: uthreads on the smallest stack, and the
+ * program's own SIGURG.  No timing thresholds: outcomes are counted.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -210,4 +212,105 @@ test_preempt_min_stack_deep(void)
 	CHECK(switched > 0);
 	CHECK_EQ(deep_sw, 0);
 	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/*
+ * SIGURG that the program raises itself reaches the handler it installed
+ * before ult_init, from a foreign thread and from a uthread, by raise(),
+ * pthread_kill() and sigqueue(); and preemption keeps working while and
+ * after a uthread raises it in a loop (a kick that coincides with a
+ * pending SIGURG of the program's is dropped by the kernel and must be
+ * sent again).
+ */
+static atomic_long own_urg;
+
+static void
+own_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)si;
+	(void)uc;
+	if (sig == SIGURG)
+		atomic_fetch_add(&own_urg, 1);
+}
+
+static void *
+raiser(void *arg)
+{
+	(void)arg;
+	CHECK_EQ(raise(SIGURG), 0);
+	CHECK_EQ(pthread_kill(pthread_self(), SIGURG), 0);
+	return (NULL);
+}
+
+static atomic_long other_runs;
+static atomic_int raise_done;
+
+/* Raises its own SIGURG in a loop beside a hog, then waits for the hog
+ * to run again: it has to be preempted for that. */
+static void *
+raising_hog(void *arg)
+{
+	uint64_t give_up;
+	long seen;
+
+	(void)arg;
+	for (int i = 0; i < 20000; i++)
+		raise(SIGURG);
+	seen = atomic_load(&other_runs);
+	give_up = ult_now() + 10000000000ull;
+	while (
+	    atomic_load_explicit(&other_runs, memory_order_relaxed) == seen &&
+	    ult_now() < give_up)
+		;
+	CHECK(atomic_load(&other_runs) != seen); /* preempted again */
+	atomic_store(&raise_done, 1);
+	return (NULL);
+}
+
+static void *
+other_hog(void *arg)
+{
+	(void)arg;
+	while (!atomic_load_explicit(&raise_done, memory_order_relaxed))
+		atomic_fetch_add_explicit(&other_runs, 1, memory_order_relaxed);
+	return (NULL);
+}
+
+void
+test_preempt_own_sigurg(void)
+{
+	struct sigaction sa, old;
+	ult_thread_t *t, *h[2];
+	union sigval v;
+
+	if (!preempt_available())
+		SKIP("no asynchronous preemption in this build");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = own_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	CHECK_EQ(sigaction(SIGURG, &sa, &old), 0);
+	atomic_store(&own_urg, 0);
+	start(1);
+	CHECK_EQ(raise(SIGURG), 0);
+	CHECK_EQ(atomic_load(&own_urg), 1);
+	CHECK_EQ(ult_spawn(&t, NULL, raiser, NULL), 0);
+	CHECK_EQ(ult_join(t, NULL), 0);
+	CHECK_EQ(atomic_load(&own_urg), 3);
+	v.sival_int = 7;
+	CHECK_EQ(sigqueue(getpid(), SIGURG, v), 0);
+	while (atomic_load(&own_urg) < 4) /* any thread may take it */
+		usleep(1000);
+
+	atomic_store(&raise_done, 0);
+	CHECK_EQ(ult_spawn(&h[0], NULL, raising_hog, NULL), 0);
+	CHECK_EQ(ult_spawn(&h[1], NULL, other_hog, NULL), 0);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(ult_join(h[i], NULL), 0);
+	/* A SIGURG raised while a kick is pending merges with it. */
+	fprintf(stderr, "own SIGURG handled %ld times of %d\n",
+	    atomic_load(&own_urg), 4 + 20000);
+	CHECK(atomic_load(&own_urg) > 4 && atomic_load(&own_urg) <= 4 + 20000);
+	CHECK_EQ(ult_shutdown(), 0);
+	CHECK_EQ(sigaction(SIGURG, &old, NULL), 0);
 }

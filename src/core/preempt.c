@@ -86,6 +86,17 @@ static int nallow;
 static struct sigaction old_urg;
 static int handler_installed;
 
+/*
+ * The preemption signal is queued with this siginfo (SI_QUEUE, the
+ * cookie's address as value), which no raise(), kill() or pthread_kill()
+ * of the program produces: those are SIGURGs of its own and go to the
+ * handler it installed before ult_init.  pid is refreshed in a fork child.
+ */
+static char preempt_cookie;
+static siginfo_t preempt_si;
+static atomic_int preempt_pid;
+static int atfork_registered;
+
 atomic_int ult__preempt_migrate;
 atomic_int ult__schedctl_bound_us;
 
@@ -290,6 +301,35 @@ pin(struct ult_thread *ut)
 	thread_unlock(&ut->td);
 }
 
+static int
+ours(const siginfo_t *si)
+{
+	return (si->si_code == SI_QUEUE &&
+	    si->si_value.sival_ptr == (void *)&preempt_cookie &&
+	    si->si_pid == ULT_LD(&preempt_pid));
+}
+
+/* The program's own SIGURG goes to the handler it had before ult_init. */
+static void
+forward(int sig, siginfo_t *si, void *ucv)
+{
+	struct ult__worker *w = ult__tls_worker;
+
+	if (old_urg.sa_flags & SA_SIGINFO) {
+		if (old_urg.sa_sigaction != NULL)
+			old_urg.sa_sigaction(sig, si, ucv);
+	} else if (old_urg.sa_handler != SIG_DFL &&
+	    old_urg.sa_handler != SIG_IGN)
+		old_urg.sa_handler(sig);
+	/* Only one SIGURG can be pending per thread: a kick that came
+	 * while this one was pending (raise() blocks signals around its
+	 * tgkill) was dropped.  Let the clock kick again. */
+	if (w != NULL && ULT_LD(&w->kicked)) {
+		ULT_ST(&w->kicked, 0);
+		ULT_ST(&w->owed, 1);
+	}
+}
+
 /*
  * Is there room on the uthread's stack to switch from here?  The kernel's
  * frame lies between the interrupted sp and this handler's frame, so its
@@ -319,14 +359,8 @@ preempt_handler(int sig, siginfo_t *si, void *ucv)
 	uintptr_t pc, sp;
 	int e;
 
-	if (w == NULL || si->si_code != SI_TKILL || si->si_pid != getpid()) {
-		/* Not ours: the application's own SIGURG. */
-		if (old_urg.sa_flags & SA_SIGINFO) {
-			if (old_urg.sa_sigaction != NULL)
-				old_urg.sa_sigaction(sig, si, ucv);
-		} else if (old_urg.sa_handler != SIG_DFL &&
-		    old_urg.sa_handler != SIG_IGN)
-			old_urg.sa_handler(sig);
+	if (w == NULL || !ours(si)) {
+		forward(sig, si, ucv);
 		return;
 	}
 	ULT_ST(&w->kicked, 0);
@@ -372,7 +406,9 @@ ult__preempt_kick(int cpu)
 		return;
 	if (atomic_exchange(&w->kicked, 1) != 0)
 		return;
-	syscall(SYS_tgkill, getpid(), ULT_LD(&w->tid), PREEMPT_SIGNAL);
+	/* One system call: the pid is cached, the siginfo prepared. */
+	syscall(SYS_rt_tgsigqueueinfo, ULT_LD(&preempt_pid), ULT_LD(&w->tid),
+	    PREEMPT_SIGNAL, &preempt_si);
 }
 
 /* Clock tick: signal again any worker that owes a preemption. */
@@ -432,6 +468,15 @@ ult_schedctl_stop(void)
 	}
 }
 
+static void
+preempt_atfork_child(void)
+{
+	pid_t pid = getpid();
+
+	ULT_ST(&preempt_pid, (int)pid);
+	preempt_si.si_pid = pid;
+}
+
 int
 ult__preempt_init(void)
 {
@@ -483,6 +528,19 @@ ult__preempt_init(void)
 	}
 	if (err != 0)
 		return (err);
+	ULT_ST(&preempt_pid, (int)getpid());
+	if (!atfork_registered) {
+		if ((err = pthread_atfork(NULL, NULL, preempt_atfork_child)) !=
+		    0)
+			return (err);
+		atfork_registered = 1;
+	}
+	memset(&preempt_si, 0, sizeof(preempt_si));
+	preempt_si.si_signo = PREEMPT_SIGNAL;
+	preempt_si.si_code = SI_QUEUE;
+	preempt_si.si_pid = getpid();
+	preempt_si.si_uid = getuid();
+	preempt_si.si_value.sival_ptr = &preempt_cookie;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = preempt_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
