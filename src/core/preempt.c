@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "../arch/cpu.h"
+#include "preempt_shim.h"
 #include "runtime.h"
 
 #define PREEMPT_SIGNAL SIGURG
@@ -439,7 +440,20 @@ ult__preempt_unpin(struct ult_thread *ut)
 	}
 }
 
-void ult__preempt_shim_link(void);
+/* The last lock the thread held through libc is released (preempt_shim.c):
+ * take what the handler owed meanwhile, as the handler would have taken
+ * it, pinned.  Not inside a schedctl region: that keeps its own books. */
+void
+ult__preempt_released(struct ult_thread *ut)
+{
+	struct ult__worker *w = ult__worker_self();
+
+	if (ult__rt.preempt <= 0 || w == NULL || w->curthread != ut ||
+	    ULT_LD(&ut->sc_nest) != 0 || !wanted(w, &ut->td))
+		return;
+	pin(ut);
+	ult__userret();
+}
 
 void
 ult_schedctl_start(void)
