@@ -20,8 +20,9 @@
  *    code, libc (malloc's per-thread caches, stdio's recursive locks) and
  *    the handler itself are thereby excluded; the last makes SA_NODEFER
  *    re-entry harmless;
- *  - the uthread holds no pthread mutex (see preempt_shim.c) and is not
- *    inside ult_schedctl_start/stop beyond the deferral bound;
+ *  - the uthread holds no lock taken through libc's API (see
+ *    preempt_shim.c) and is not inside ult_schedctl_start/stop beyond the
+ *    deferral bound;
  *  - enough stack is left for the switch path and one more signal frame.
  * Otherwise the preemption is owed: the policy's flags stay set, so the
  * next runtime exit takes it, and the clock thread signals again at the
