@@ -11,6 +11,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "arch/cpu.h"
 #include "core/runtime.h"
 #include "test.h"
 #include "ult.h"
@@ -51,10 +52,39 @@ yielder(void *arg)
 	return (NULL);
 }
 
-/* The size of the signal frame the kernel pushes here; 0 if unknown. */
+/*
+ * The size of the signal frame the kernel pushes here, measured as the
+ * handler does (AT_MINSIGSTKSZ is the largest the CPU could need, AMX
+ * included, even where the process does not use it).
+ */
+static volatile size_t measured_frame;
+
+static void
+measure_handler(int sig, siginfo_t *si, void *ucv)
+{
+	uintptr_t sp = ult__uc_sp(ucv),
+		  here = (uintptr_t)__builtin_frame_address(0);
+
+	(void)sig;
+	(void)si;
+	measured_frame = sp > here ? sp - here : 0;
+}
+
 static size_t
 sigframe_size(void)
 {
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = measure_handler;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	CHECK_EQ(sigaction(SIGUSR1, &sa, &old), 0);
+	measured_frame = 0;
+	CHECK_EQ(raise(SIGUSR1), 0);
+	CHECK_EQ(sigaction(SIGUSR1, &old, NULL), 0);
+	if (measured_frame != 0)
+		return (measured_frame);
 #ifdef AT_MINSIGSTKSZ
 	return ((size_t)getauxval(AT_MINSIGSTKSZ));
 #else
