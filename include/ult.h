@@ -249,17 +249,44 @@ int ult_sysctl(const char *name, long *oldval, const long *newval);
  * slice, or that a better thread should displace, is interrupted by a
  * signal (SIGURG) and switched out at once, its registers and FP/vector
  * state kept.  It is never interrupted inside the runtime, inside libc or
- * another library not registered below, while it holds a pthread mutex,
- * or inside ult_schedctl_start/stop (up to a bound); such a preemption is
- * owed and taken at the next safe point.  A preempted uthread stays on
- * its worker until it next yields or blocks, so &errno and other TLS
- * addresses stay valid (sysctl ult.preempt_migrate=1 lifts this).  System
- * calls are restarted (SA_RESTART), except those Linux never restarts
- * (nanosleep, poll, epoll_wait, ...), which may fail with EINTR.  SIGURG
- * sent by the application is passed to the handler installed before
- * ult_init.  Static executables and ThreadSanitizer or AddressSanitizer
- * builds run without asynchronous preemption (a message says so for the
- * former).  Read-only sysctl ult.preempt says whether it is in force.
+ * another library not registered below, inside ult_schedctl_start/stop
+ * (up to a bound), when its stack lacks room for the switch and one more
+ * signal frame (a few KiB: a ULT_STACK_MIN stack has room), or while it
+ * holds a lock taken through one of these libc calls:
+ *   pthread_mutex_lock, _trylock, _timedlock, _clocklock, until
+ *     pthread_mutex_unlock (each level of a recursive mutex counts; a
+ *     robust mutex taken with EOWNERDEAD counts);
+ *   pthread_rwlock_rdlock, _wrlock, _tryrdlock, _trywrlock, _timedrdlock,
+ *     _timedwrlock, _clockrdlock, _clockwrlock, until
+ *     pthread_rwlock_unlock;
+ *   pthread_spin_lock, _trylock, until pthread_spin_unlock;
+ *   C11 mtx_lock, mtx_trylock, mtx_timedlock, until mtx_unlock;
+ *   flockfile, ftrylockfile, until funlockfile.
+ * A failed try or timed attempt holds nothing, and an unlock of a lock the
+ * thread did not take through these calls releases nothing.  NOT covered:
+ * locks that libc or other libraries take on the program's behalf (their
+ * calls need not go through these entry points), POSIX semaphores or
+ * atomics used as locks, and any lock held across a voluntary switch
+ * (ult_yield, a ult lock, a sleep): these locks belong to the worker's
+ * kernel thread, and the next uthread on that worker may block it, or
+ * enter a recursive lock's region.  A preemption deferred
+ * like this is owed and taken at the next safe point (for a lock, its
+ * last release).  A preempted uthread stays on its worker until it next
+ * yields or blocks, so &errno and other TLS addresses stay valid (sysctl
+ * ult.preempt_migrate=1 lifts this).  System calls are restarted
+ * (SA_RESTART), except those Linux never restarts (nanosleep, poll,
+ * epoll_wait, ...), which may fail with EINTR.  SIGURG that the program
+ * sends itself (raise, kill, pthread_kill, sigqueue) is passed to the
+ * handler installed before ult_init; the kernel keeps one SIGURG pending
+ * per thread, so one that coincides with a preemption signal may merge
+ * into it, as two of the program's own would.  ThreadSanitizer and
+ * AddressSanitizer builds run without asynchronous preemption.  So do
+ * static executables (a message says so); link those with
+ * -Wl,-u,ult__static_libc (pkg-config --static --libs ult), which brings
+ * in libc.a's code behind the lock calls above; without it a program
+ * that calls one whose code is missing is stopped with a message naming
+ * the flag.  The flag is for static executables only.  Read-only sysctl
+ * ult.preempt says whether preemption is in force.
  */
 
 /* Also preempt while the PC is inside a loaded library whose path

@@ -7,17 +7,31 @@
 
 #define ULT_TEST_rt(name) void test_##name(void);
 #define ULT_TEST_sim(name) void test_##name(void);
+#define ULT_TEST_static(name) void test_##name(void);
+#define ULT_TEST_bare(name) void test_##name(void);
 #define ULT_TEST(name, suite, timeout, labels) ULT_TEST_##suite(name)
 #include "test_list.h"
 #undef ULT_TEST_rt
 #undef ULT_TEST_sim
+#undef ULT_TEST_static
+#undef ULT_TEST_bare
 #undef ULT_TEST
 
-#if defined(ULT_SUITE_RT)
-#define ULT_TEST_rt(name) {#name, test_##name},
-#define ULT_TEST_sim(name)
-#else
 #define ULT_TEST_rt(name)
+#define ULT_TEST_sim(name)
+#define ULT_TEST_static(name)
+#define ULT_TEST_bare(name)
+#if defined(ULT_SUITE_RT)
+#undef ULT_TEST_rt
+#define ULT_TEST_rt(name) {#name, test_##name},
+#elif defined(ULT_SUITE_STATIC)
+#undef ULT_TEST_static
+#define ULT_TEST_static(name) {#name, test_##name},
+#elif defined(ULT_SUITE_BARE)
+#undef ULT_TEST_bare
+#define ULT_TEST_bare(name) {#name, test_##name},
+#else
+#undef ULT_TEST_sim
 #define ULT_TEST_sim(name) {#name, test_##name},
 #endif
 #define ULT_TEST(name, suite, timeout, labels) ULT_TEST_##suite(name)

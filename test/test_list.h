@@ -1,6 +1,8 @@
 /*
  * Every test, once: ULT_TEST(name, suite, timeout_seconds, "labels").
- * suite: rt (real runtime) or sim (policy on virtual CPUs).
+ * suite: rt (real runtime), sim (policy on virtual CPUs), static (the
+ * runtime in a static executable) or bare (the same, linked without the
+ * flag that brings in libc.a's lock code).
  * labels: unit (fast, deterministic), stress (many threads, random
  * interleavings), sim, ule (about sched_ule itself: not rerun under
  * sched_4bsd).  CMake turns each line into a CTest entry.
@@ -59,6 +61,17 @@ ULT_TEST(preempt_errno, rt, 120, "unit")
 ULT_TEST(preempt_bind_deferred, rt, 120, "unit")
 ULT_TEST(schedctl, rt, 120, "unit")
 ULT_TEST(preempt_no_eintr, rt, 120, "unit")
+ULT_TEST(preempt_min_stack, rt, 120, "unit")
+ULT_TEST(preempt_min_stack_deep, rt, 120, "unit")
+ULT_TEST(preempt_own_sigurg, rt, 120, "unit")
+ULT_TEST(preempt_lock_count, rt, 120, "unit")
+ULT_TEST(preempt_lock_migrate, rt, 120, "unit")
+ULT_TEST(preempt_hold_rwlock, rt, 120, "unit")
+ULT_TEST(preempt_hold_spin, rt, 120, "unit")
+ULT_TEST(preempt_hold_mtx, rt, 120, "unit")
+ULT_TEST(preempt_hold_stdio, rt, 120, "unit")
+ULT_TEST(static_link, static, 120, "unit")
+ULT_TEST(static_missing_libc, bare, 120, "unit")
 ULT_TEST(stress_all_workers, rt, 600, "stress")
 ULT_TEST(stress_oversubscribed, rt, 600, "stress")
 ULT_TEST(stress_invariants, rt, 600, "stress")

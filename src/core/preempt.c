@@ -20,9 +20,10 @@
  *    code, libc (malloc's per-thread caches, stdio's recursive locks) and
  *    the handler itself are thereby excluded; the last makes SA_NODEFER
  *    re-entry harmless;
- *  - the uthread holds no pthread mutex (see preempt_shim.c) and is not
- *    inside ult_schedctl_start/stop beyond the deferral bound;
- *  - enough stack is left for another signal frame.
+ *  - the uthread holds no lock taken through libc's API (see
+ *    preempt_shim.c) and is not inside ult_schedctl_start/stop beyond the
+ *    deferral bound;
+ *  - enough stack is left for the switch path and one more signal frame.
  * Otherwise the preemption is owed: the policy's flags stay set, so the
  * next runtime exit takes it, and the clock thread signals again at the
  * next tick.
@@ -46,12 +47,19 @@
 
 #include "../arch/cpu.h"
 #include "../util/mem.h"
+#include "preempt_shim.h"
 #include "runtime.h"
 
 #define PREEMPT_SIGNAL SIGURG
-/* A signal frame with AVX-512 state is ~3.4 KiB; keep room for two and
- * the handler's own frames. */
-#define PREEMPT_HEADROOM (16u * 1024)
+/*
+ * Stack a switch from the handler needs below the handler's own frame,
+ * besides room for one more signal frame (see stack_room): the switch
+ * path down to the context switch (about 400 bytes measured, the rest is
+ * on the worker's scratch stack), and the few frames of a nested handler
+ * that defers.  Four times what was measured, for debug builds and the
+ * ucontext backend.
+ */
+#define SWITCH_RESERVE (2u * 1024)
 
 extern const char __start_ult_text[]
     __attribute__((weak, visibility("hidden")));
@@ -80,6 +88,17 @@ static char *allow_names[16];
 static int nallow;
 static struct sigaction old_urg;
 static int handler_installed;
+
+/*
+ * The preemption signal is queued with this siginfo (SI_QUEUE, the
+ * cookie's address as value), which no raise(), kill() or pthread_kill()
+ * of the program produces: those are SIGURGs of its own and go to the
+ * handler it installed before ult_init.  pid is refreshed in a fork child.
+ */
+static char preempt_cookie;
+static siginfo_t preempt_si;
+static atomic_int preempt_pid;
+static int atfork_registered;
 
 atomic_int ult__preempt_migrate;
 atomic_int ult__schedctl_bound_us;
@@ -285,6 +304,55 @@ pin(struct ult_thread *ut)
 	thread_unlock(&ut->td);
 }
 
+static int
+ours(const siginfo_t *si)
+{
+	return (si->si_code == SI_QUEUE &&
+	    si->si_value.sival_ptr == (void *)&preempt_cookie &&
+	    si->si_pid == ULT_LD(&preempt_pid));
+}
+
+/* The program's own SIGURG goes to the handler it had before ult_init. */
+static void
+forward(int sig, siginfo_t *si, void *ucv)
+{
+	struct ult__worker *w = ult__tls_worker;
+
+	if (old_urg.sa_flags & SA_SIGINFO) {
+		if (old_urg.sa_sigaction != NULL)
+			old_urg.sa_sigaction(sig, si, ucv);
+	} else if (old_urg.sa_handler != SIG_DFL &&
+	    old_urg.sa_handler != SIG_IGN)
+		old_urg.sa_handler(sig);
+	/* Only one SIGURG can be pending per thread: a kick that came
+	 * while this one was pending (raise() blocks signals around its
+	 * tgkill) was dropped.  Let the clock kick again. */
+	if (w != NULL && ULT_LD(&w->kicked)) {
+		ULT_ST(&w->kicked, 0);
+		ULT_ST(&w->owed, 1);
+	}
+}
+
+/*
+ * Is there room on the uthread's stack to switch from here?  The kernel's
+ * frame lies between the interrupted sp and this handler's frame, so its
+ * size is measured, not guessed (it grows with the CPU's vector state:
+ * about 3 KiB here, over 11 KiB with AMX).  SA_NODEFER lets another
+ * SIGURG land anywhere in the switch path, and it needs a frame as large
+ * again.  Below the handler's frame there must therefore be one such
+ * frame plus SWITCH_RESERVE.
+ */
+static int
+stack_room(struct ult_thread *ut, uintptr_t sp)
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	uintptr_t lo = (uintptr_t)ut->san.stack_lo;
+
+	if (sp <= here || here <= lo || sp > lo + ut->san.stack_size)
+		return (0); /* not on its own stack: never switch */
+	return (here - lo >= (sp - here) + SWITCH_RESERVE);
+}
+
 static void
 preempt_handler(int sig, siginfo_t *si, void *ucv)
 {
@@ -294,14 +362,8 @@ preempt_handler(int sig, siginfo_t *si, void *ucv)
 	uintptr_t pc, sp;
 	int e;
 
-	if (w == NULL || si->si_code != SI_TKILL || si->si_pid != getpid()) {
-		/* Not ours: the application's own SIGURG. */
-		if (old_urg.sa_flags & SA_SIGINFO) {
-			if (old_urg.sa_sigaction != NULL)
-				old_urg.sa_sigaction(sig, si, ucv);
-		} else if (old_urg.sa_handler != SIG_DFL &&
-		    old_urg.sa_handler != SIG_IGN)
-			old_urg.sa_handler(sig);
+	if (w == NULL || !ours(si)) {
+		forward(sig, si, ucv);
 		return;
 	}
 	ULT_ST(&w->kicked, 0);
@@ -311,7 +373,7 @@ preempt_handler(int sig, siginfo_t *si, void *ucv)
 	pc = ult__uc_pc(uc);
 	sp = ult__uc_sp(uc);
 	if (!pc_preemptible(pc) || ULT_LD(&ut->nopreempt) != 0 ||
-	    sp < (uintptr_t)ut->san.stack_lo + PREEMPT_HEADROOM) {
+	    !stack_room(ut, sp)) {
 		owe(w);
 		return;
 	}
@@ -347,7 +409,9 @@ ult__preempt_kick(int cpu)
 		return;
 	if (atomic_exchange(&w->kicked, 1) != 0)
 		return;
-	syscall(SYS_tgkill, getpid(), ULT_LD(&w->tid), PREEMPT_SIGNAL);
+	/* One system call: the pid is cached, the siginfo prepared. */
+	syscall(SYS_rt_tgsigqueueinfo, ULT_LD(&preempt_pid), ULT_LD(&w->tid),
+	    PREEMPT_SIGNAL, &preempt_si);
 }
 
 /* Clock tick: signal again any worker that owes a preemption. */
@@ -382,7 +446,20 @@ ult__preempt_switching(struct ult_thread *ut, int flags)
 	}
 }
 
-void ult__preempt_shim_link(void);
+/* The last lock the thread held through libc is released (preempt_shim.c):
+ * take what the handler owed meanwhile, as the handler would have taken
+ * it, pinned.  Not inside a schedctl region: that keeps its own books. */
+void
+ult__preempt_released(struct ult_thread *ut)
+{
+	struct ult__worker *w = ult__worker_self();
+
+	if (ult__rt.preempt <= 0 || w == NULL || w->curthread != ut ||
+	    ULT_LD(&ut->sc_nest) != 0 || !wanted(w, &ut->td))
+		return;
+	pin(ut);
+	ult__userret();
+}
 
 void
 ult_schedctl_start(void)
@@ -409,6 +486,15 @@ ult_schedctl_stop(void)
 		ULT_ST(&ut->sc_owed, 0);
 		ult_yield();
 	}
+}
+
+static void
+preempt_atfork_child(void)
+{
+	pid_t pid = getpid();
+
+	ULT_ST(&preempt_pid, (int)pid);
+	preempt_si.si_pid = pid;
 }
 
 int
@@ -462,6 +548,19 @@ ult__preempt_init(void)
 	}
 	if (err != 0)
 		return (err);
+	ULT_ST(&preempt_pid, (int)getpid());
+	if (!atfork_registered) {
+		if ((err = pthread_atfork(NULL, NULL, preempt_atfork_child)) !=
+		    0)
+			return (err);
+		atfork_registered = 1;
+	}
+	memset(&preempt_si, 0, sizeof(preempt_si));
+	preempt_si.si_signo = PREEMPT_SIGNAL;
+	preempt_si.si_code = SI_QUEUE;
+	preempt_si.si_pid = getpid();
+	preempt_si.si_uid = getuid();
+	preempt_si.si_value.sival_ptr = &preempt_cookie;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = preempt_handler;
 	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;

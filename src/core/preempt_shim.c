@@ -1,42 +1,115 @@
 /*
- * pthread mutexes held by uthreads (runtime-hazards.md 3.1): a uthread
- * preempted while holding one leaves the next uthread on its worker to
- * block the whole worker in the kernel, on a lock whose holder waits in
- * that worker's run queue.  So holding a pthread mutex defers preemption,
- * like a schedctl region without a bound.  The wrappers interpose on the
- * program's calls (libc's internal uses do not come here, and run in libc
- * text, which is not preempted anyway).  They are weak so that a static
- * link against libc.a keeps libc's definitions.
+ * Locks held through libc (runtime-hazards.md 3.1).  A uthread preempted
+ * while it holds a lock that libc implements leaves the next uthread on
+ * its worker to block the whole worker in the kernel, on a lock whose
+ * holder waits in that worker's run queue; and the locks that are
+ * recursive per kernel thread (stdio's FILE lock, recursive mutexes)
+ * would let the next uthread walk into the holder's region.  So holding
+ * one defers preemption, like a schedctl region without a bound: every
+ * lock and unlock entry point of libc's public API is wrapped here to keep
+ * a count per uthread (nopreempt), which the handler checks.  Covered:
+ * pthread mutexes, rwlocks and spinlocks, C11 mtx_*, and
+ * flockfile/ftrylockfile/funlockfile regions.  Not covered: locks taken
+ * inside libc or other libraries (they do not call these entry points;
+ * libc's text is not preempted anyway), and POSIX semaphores or anything
+ * else used as a lock.
+ *
+ * The count goes up before an acquisition (libc may take the lock
+ * anywhere in the call) and back down after a failed try or timed
+ * attempt; an unlock takes it down but never below zero (a lock taken
+ * before the thread was a uthread, or released by another thread).  The
+ * last release takes a preemption owed meanwhile.  Plain loads and stores,
+ * no system call: only the thread and its own worker's handler touch it.
+ *
+ * The wrappers are weak definitions, so a program's calls reach them
+ * before libc's.  Each finds libc's function on first use: with
+ * dlsym(RTLD_NEXT) in a dynamically linked program, through glibc's
+ * internal strong name (preempt_shim.h) in a static one, where dlsym has
+ * nothing next.  Only -Wl,-u,ult__static_libc makes sure that libc.a's
+ * code is linked at all (preempt_static.c); a wrapper whose code is
+ * missing says so and aborts.
  */
 #include <dlfcn.h>
+#include <errno.h>
+#include <link.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "preempt_shim.h"
 #include "runtime.h"
 
-static int (*real_lock)(pthread_mutex_t *);
-static int (*real_trylock)(pthread_mutex_t *);
-static int (*real_timedlock)(pthread_mutex_t *, const struct timespec *);
-static int (*real_unlock)(pthread_mutex_t *);
+typedef void (*anyfn)(void);
 
-static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
+struct libc_fn {
+	const char *name;   /* the public name, for dlsym */
+	anyfn internal;	    /* glibc's code by its internal name, or NULL */
+	anyfn _Atomic real; /* resolved on first use */
+};
 
-static void
-resolve(void)
+/* Referenced weakly: a dynamic link has no use for them and cannot bind
+ * them (glibc exports them under no default version, or not at all). */
+#define DECLARE(pub, internal) extern void internal(void) __attribute__((weak));
+ULT__LIBC_LOCKS(DECLARE)
+#undef DECLARE
+
+#define SLOT(pub, internal) \
+	static struct libc_fn real_##pub = {#pub, internal, NULL};
+ULT__LIBC_LOCKS(SLOT)
+#undef SLOT
+
+/* Defined by the linker when this object has a dynamic section; absent in
+ * a static (non-PIE) executable, where dlsym is not even tried. */
+extern ElfW(Dyn) _DYNAMIC[] __attribute__((weak));
+
+static void __attribute__((noreturn)) missing(const struct libc_fn *f)
 {
-	real_lock =
-	    (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT, "pthread_mutex_lock");
-	real_trylock = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT,
-	    "pthread_mutex_trylock");
-	real_timedlock =
-	    (int (*)(pthread_mutex_t *, const struct timespec *))dlsym(
-		RTLD_NEXT, "pthread_mutex_timedlock");
-	real_unlock = (int (*)(pthread_mutex_t *))dlsym(RTLD_NEXT,
-	    "pthread_mutex_unlock");
+	const char *part[] = {"ult: ", f->name,
+	    ": libc's code is not linked into this static executable; link "
+	    "it with " ULT__STATIC_LIBC_FLAG
+	    " (pkg-config --static --libs ult has it)\n"};
+
+	/* No stdio: it would come back here through flockfile. */
+	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
+		if (write(STDERR_FILENO, part[i], strlen(part[i])) < 0)
+			break;
+	abort();
 }
 
+static anyfn
+resolve(struct libc_fn *f)
+{
+	anyfn p = NULL;
+
+	if (_DYNAMIC != NULL) {
+		void *sym = dlsym(RTLD_NEXT, f->name);
+
+		memcpy(&p, &sym, sizeof(p));
+	}
+	if (p == NULL)
+		p = f->internal;
+	if (p == NULL)
+		missing(f);
+	/* Racing resolvers store the same value. */
+	atomic_store_explicit(&f->real, p, memory_order_relaxed);
+	return (p);
+}
+
+static inline anyfn
+real(struct libc_fn *f)
+{
+	anyfn p = atomic_load_explicit(&f->real, memory_order_relaxed);
+
+	return (p != NULL ? p : resolve(f));
+}
+
+#define REAL(pub, type) ((type)real(&real_##pub))
+
 /* The calling uthread, or NULL; read fresh (a uthread may migrate). */
-static struct ult_thread *
+static inline struct ult_thread *
 current(void)
 {
 	struct ult__worker *w = ult__worker_self();
@@ -44,69 +117,227 @@ current(void)
 	return (w != NULL && w->curthread != &w->idle ? w->curthread : NULL);
 }
 
-static int
-held(struct ult_thread *ut, int r)
-{
-	if (ut != NULL && r != 0)
-		ULT_ST(&ut->nopreempt, ULT_LD(&ut->nopreempt) - 1);
-	return (r);
-}
-
-static struct ult_thread *
-taking(void)
+/* Before an acquisition. */
+static inline struct ult_thread *
+hold(void)
 {
 	struct ult_thread *ut = current();
 
-	pthread_once(&resolve_once, resolve);
-	/* Raised before the call: the lock may be taken at any point in it,
-	 * and a uthread blocked in it cannot be switched out anyway. */
 	if (ut != NULL)
 		ULT_ST(&ut->nopreempt, ULT_LD(&ut->nopreempt) + 1);
 	return (ut);
 }
 
+/* After a release, or an acquisition that failed. */
+static inline void
+drop(struct ult_thread *ut)
+{
+	int n;
+
+	if (ut == NULL || (n = ULT_LD(&ut->nopreempt)) <= 0)
+		return;
+	ULT_ST(&ut->nopreempt, n - 1);
+	if (n == 1)
+		ult__preempt_released(ut);
+}
+
+static inline int
+held(struct ult_thread *ut, int r, int acquired)
+{
+	if (!acquired)
+		drop(ut);
+	return (r);
+}
+
+/* A robust mutex whose owner died is acquired all the same. */
+#define MUTEX_ACQUIRED(r) ((r) == 0 || (r) == EOWNERDEAD)
+
+typedef int (*mutex_fn)(pthread_mutex_t *);
+typedef int (*mutex_timed_fn)(pthread_mutex_t *, const struct timespec *);
+typedef int (
+    *mutex_clock_fn)(pthread_mutex_t *, clockid_t, const struct timespec *);
+typedef int (*rw_fn)(pthread_rwlock_t *);
+typedef int (*rw_timed_fn)(pthread_rwlock_t *, const struct timespec *);
+typedef int (
+    *rw_clock_fn)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+typedef int (*spin_fn)(pthread_spinlock_t *);
+typedef void (*file_fn)(FILE *);
+typedef int (*file_try_fn)(FILE *);
+
+/* Also behind C11 mtx_* (preempt_c11.c). */
+
+int
+ult__shim_mutex_lock(pthread_mutex_t *m)
+{
+	struct ult_thread *ut = hold();
+	int r = REAL(pthread_mutex_lock, mutex_fn)(m);
+
+	return (held(ut, r, MUTEX_ACQUIRED(r)));
+}
+
+int
+ult__shim_mutex_trylock(pthread_mutex_t *m)
+{
+	struct ult_thread *ut = hold();
+	int r = REAL(pthread_mutex_trylock, mutex_fn)(m);
+
+	return (held(ut, r, MUTEX_ACQUIRED(r)));
+}
+
+int
+ult__shim_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts)
+{
+	struct ult_thread *ut = hold();
+	int r = REAL(pthread_mutex_timedlock, mutex_timed_fn)(m, ts);
+
+	return (held(ut, r, MUTEX_ACQUIRED(r)));
+}
+
+int
+ult__shim_mutex_unlock(pthread_mutex_t *m)
+{
+	int r = REAL(pthread_mutex_unlock, mutex_fn)(m);
+
+	if (r == 0)
+		drop(current());
+	return (r);
+}
+
 __attribute__((weak)) int
 pthread_mutex_lock(pthread_mutex_t *m)
 {
-	struct ult_thread *ut = taking();
-
-	return (held(ut, real_lock(m)));
+	return (ult__shim_mutex_lock(m));
 }
 
 __attribute__((weak)) int
 pthread_mutex_trylock(pthread_mutex_t *m)
 {
-	struct ult_thread *ut = taking();
-
-	return (held(ut, real_trylock(m)));
+	return (ult__shim_mutex_trylock(m));
 }
 
 __attribute__((weak)) int
 pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts)
 {
-	struct ult_thread *ut = taking();
+	return (ult__shim_mutex_timedlock(m, ts));
+}
 
-	return (held(ut, real_timedlock(m, ts)));
+__attribute__((weak)) int
+pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t c,
+    const struct timespec *ts)
+{
+	struct ult_thread *ut = hold();
+	int r = REAL(pthread_mutex_clocklock, mutex_clock_fn)(m, c, ts);
+
+	return (held(ut, r, MUTEX_ACQUIRED(r)));
 }
 
 __attribute__((weak)) int
 pthread_mutex_unlock(pthread_mutex_t *m)
 {
-	struct ult_thread *ut = current();
-	int r;
+	return (ult__shim_mutex_unlock(m));
+}
 
-	pthread_once(&resolve_once, resolve);
-	r = real_unlock(m);
-	if (r == 0 && ut != NULL && ULT_LD(&ut->nopreempt) > 0) {
-		ULT_ST(&ut->nopreempt, ULT_LD(&ut->nopreempt) - 1);
-		/* The last one released: take an owed preemption now. */
-		if (ULT_LD(&ut->nopreempt) == 0)
-			ult__userret();
+/* rwlocks: read and write locks alike (a preempted reader holds up a
+ * writer on its worker just as well). */
+#define RW_LOCK(pub)                                        \
+	__attribute__((weak)) int pub(pthread_rwlock_t *rw) \
+	{                                                   \
+		struct ult_thread *ut = hold();             \
+		int r = REAL(pub, rw_fn)(rw);               \
+                                                            \
+		return (held(ut, r, r == 0));               \
 	}
+#define RW_TIMED(pub)                                       \
+	__attribute__((weak)) int pub(pthread_rwlock_t *rw, \
+	    const struct timespec *ts)                      \
+	{                                                   \
+		struct ult_thread *ut = hold();             \
+		int r = REAL(pub, rw_timed_fn)(rw, ts);     \
+                                                            \
+		return (held(ut, r, r == 0));               \
+	}
+#define RW_CLOCK(pub)                                                    \
+	__attribute__((weak)) int pub(pthread_rwlock_t *rw, clockid_t c, \
+	    const struct timespec *ts)                                   \
+	{                                                                \
+		struct ult_thread *ut = hold();                          \
+		int r = REAL(pub, rw_clock_fn)(rw, c, ts);               \
+                                                                         \
+		return (held(ut, r, r == 0));                            \
+	}
+
+RW_LOCK(pthread_rwlock_rdlock)
+RW_LOCK(pthread_rwlock_wrlock)
+RW_LOCK(pthread_rwlock_tryrdlock)
+RW_LOCK(pthread_rwlock_trywrlock)
+RW_TIMED(pthread_rwlock_timedrdlock)
+RW_TIMED(pthread_rwlock_timedwrlock)
+RW_CLOCK(pthread_rwlock_clockrdlock)
+RW_CLOCK(pthread_rwlock_clockwrlock)
+
+__attribute__((weak)) int
+pthread_rwlock_unlock(pthread_rwlock_t *rw)
+{
+	int r = REAL(pthread_rwlock_unlock, rw_fn)(rw);
+
+	if (r == 0)
+		drop(current());
 	return (r);
 }
 
-/* Referenced from preempt.c so that a static link always pulls this in. */
+__attribute__((weak)) int
+pthread_spin_lock(pthread_spinlock_t *s)
+{
+	struct ult_thread *ut = hold();
+	int r = REAL(pthread_spin_lock, spin_fn)(s);
+
+	return (held(ut, r, r == 0));
+}
+
+__attribute__((weak)) int
+pthread_spin_trylock(pthread_spinlock_t *s)
+{
+	struct ult_thread *ut = hold();
+	int r = REAL(pthread_spin_trylock, spin_fn)(s);
+
+	return (held(ut, r, r == 0));
+}
+
+__attribute__((weak)) int
+pthread_spin_unlock(pthread_spinlock_t *s)
+{
+	int r = REAL(pthread_spin_unlock, spin_fn)(s);
+
+	if (r == 0)
+		drop(current());
+	return (r);
+}
+
+/* stdio's FILE lock is recursive per kernel thread: without the count, a
+ * second uthread on the holder's worker would walk straight in. */
+__attribute__((weak)) void
+flockfile(FILE *f)
+{
+	(void)hold();
+	REAL(flockfile, file_fn)(f);
+}
+
+__attribute__((weak)) int
+ftrylockfile(FILE *f)
+{
+	struct ult_thread *ut = hold();
+	int r = REAL(ftrylockfile, file_try_fn)(f);
+
+	return (held(ut, r, r == 0));
+}
+
+__attribute__((weak)) void
+funlockfile(FILE *f)
+{
+	REAL(funlockfile, file_fn)(f);
+	drop(current());
+}
+
 void
 ult__preempt_shim_link(void)
 {}

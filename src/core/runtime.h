@@ -70,7 +70,7 @@ struct ult_thread {
 	atomic_int oncpu; /* running now: lock waiters may spin */
 	/* preemption (src/core/preempt.c); written by the thread itself or
 	 * its own worker's signal handler, so plain loads and stores */
-	atomic_int nopreempt; /* pthread mutexes held */
+	atomic_int nopreempt; /* locks held through libc (preempt_shim.c) */
 	atomic_int sc_nest;   /* ult_schedctl_start depth */
 	atomic_int sc_owed;   /* a preemption was deferred by schedctl */
 	atomic_uint_fast64_t sc_since; /* first deferral of this region */
