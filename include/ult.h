@@ -6,7 +6,13 @@
  * - Functions that can fail return 0 or a positive errno value, like
  *   pthreads.  They never report through errno, and they preserve errno.
  * - ENXIO from any function means "the runtime is not running": it was
- *   never initialised, or ult_shutdown() has stopped it.
+ *   never initialised, ult_shutdown() has stopped it, or this process is
+ *   the child of a fork() made while it ran.  In such a child the runtime
+ *   is gone for good: every call returns ENXIO at once, ult_init too, and
+ *   the child's only thread is a foreign thread (even if it forked from a
+ *   uthread).  A child of a process whose runtime was stopped may start
+ *   its own.  The sync objects, like pthread objects, are usable in the
+ *   child only if no other thread held them at the fork.
  * - Deadlines are absolute CLOCK_MONOTONIC times in nanoseconds (ult_now()).
  * - "Context" says from where a function may be called: a uthread, a
  *   foreign thread (any pthread that is not a ult worker, such as main),
@@ -65,7 +71,11 @@ struct ult_config {
  * cfg may be NULL.  Errors: EBUSY already running; EINVAL bad field (ncpu
  * out of range, stack_size outside ULT_STACK_MIN..ULT_STACK_MAX, unknown
  * policy, or a malformed or out-of-range ULT_* variable); ENOMEM/EAGAIN
- * resources.
+ * resources, after which nothing is left behind and ult_init may be tried
+ * again; ENXIO in a fork child of a running runtime (see the top).
+ * Debug builds also read ULT_FAULT=kind:N[,kind:N] (kinds mmap, malloc,
+ * thread), which fails the Nth allocation of that kind the process makes,
+ * once, to test what a program does then; release builds ignore it.
  * Context: foreign thread.  Blocks: no.
  */
 int ult_init(const struct ult_config *cfg);
@@ -175,10 +185,14 @@ int ult_getnice(ult_thread_t *t, int *nice);
 
 /*
  * Bind t (NULL: the caller) to worker cpu, or unbind with -1.  Binding the
- * caller moves it there before returning; another thread moves at its next
- * switch, or, if it was preempted and has not switched voluntarily since,
- * at its next voluntary switch (so that no preempted thread changes kernel
- * threads under its TLS addresses; see "Preemption").  Errors: ENXIO; EINVAL
+ * caller moves it there before returning; a queued or sleeping thread is
+ * moved at once; a thread running on another worker moves at its next
+ * switch (without asynchronous preemption it is asked to switch at its
+ * next call into ult), and one that was preempted and has not switched
+ * voluntarily since, at its next voluntary switch (so that no preempted
+ * thread changes kernel threads under its TLS addresses; see
+ * "Preemption").  A new thread bound elsewhere does not run first on its
+ * creator's worker.  Errors: ENXIO; EINVAL
  * cpu out of range or t NULL outside a uthread; ESRCH t has finished.  Context:
  * uthread or foreign.  Blocks: no.
  */
