@@ -90,37 +90,55 @@ static atomic_int rw_readers, rw_writer;
 static ult_once_t once[NONCE];
 static atomic_int once_runs[NONCE], once_done[NONCE];
 
+/* One function per once object: ult_once's functions take no argument.
+ * (The trailing declaration lets each use end with a semicolon.) */
 #define ONCE_FN(i)                                  \
 	static void once_fn_##i(void)               \
 	{                                           \
 		atomic_fetch_add(&once_runs[i], 1); \
 		ult_sleep_ns(20000);                \
 		atomic_store(&once_done[i], 1);     \
-	}
-/* One function per once object: ult_once's functions take no argument. */
-ONCE_FN(0)
-ONCE_FN(1)
-ONCE_FN(2)
-ONCE_FN(3)
-ONCE_FN(4)
-ONCE_FN(5)
-ONCE_FN(6)
-ONCE_FN(7)
-ONCE_FN(8)
-ONCE_FN(9)
-ONCE_FN(10)
-ONCE_FN(11) ONCE_FN(12) ONCE_FN(13) ONCE_FN(14) ONCE_FN(15) ONCE_FN(16) ONCE_FN(
-    17) ONCE_FN(18) ONCE_FN(19) ONCE_FN(20) ONCE_FN(21) ONCE_FN(22) ONCE_FN(23)
-    ONCE_FN(24) ONCE_FN(25) ONCE_FN(26) ONCE_FN(27) ONCE_FN(28) ONCE_FN(29)
-	ONCE_FN(30) ONCE_FN(31)
+	}                                           \
+	extern int once_fn_##i##_defined
+ONCE_FN(0);
+ONCE_FN(1);
+ONCE_FN(2);
+ONCE_FN(3);
+ONCE_FN(4);
+ONCE_FN(5);
+ONCE_FN(6);
+ONCE_FN(7);
+ONCE_FN(8);
+ONCE_FN(9);
+ONCE_FN(10);
+ONCE_FN(11);
+ONCE_FN(12);
+ONCE_FN(13);
+ONCE_FN(14);
+ONCE_FN(15);
+ONCE_FN(16);
+ONCE_FN(17);
+ONCE_FN(18);
+ONCE_FN(19);
+ONCE_FN(20);
+ONCE_FN(21);
+ONCE_FN(22);
+ONCE_FN(23);
+ONCE_FN(24);
+ONCE_FN(25);
+ONCE_FN(26);
+ONCE_FN(27);
+ONCE_FN(28);
+ONCE_FN(29);
+ONCE_FN(30);
+ONCE_FN(31);
 
-	    static void (*const once_fns[NONCE])(void) = {once_fn_0, once_fn_1,
-		once_fn_2, once_fn_3, once_fn_4, once_fn_5, once_fn_6,
-		once_fn_7, once_fn_8, once_fn_9, once_fn_10, once_fn_11,
-		once_fn_12, once_fn_13, once_fn_14, once_fn_15, once_fn_16,
-		once_fn_17, once_fn_18, once_fn_19, once_fn_20, once_fn_21,
-		once_fn_22, once_fn_23, once_fn_24, once_fn_25, once_fn_26,
-		once_fn_27, once_fn_28, once_fn_29, once_fn_30, once_fn_31};
+static void (*const once_fns[NONCE])(void) = {once_fn_0, once_fn_1, once_fn_2,
+    once_fn_3, once_fn_4, once_fn_5, once_fn_6, once_fn_7, once_fn_8, once_fn_9,
+    once_fn_10, once_fn_11, once_fn_12, once_fn_13, once_fn_14, once_fn_15,
+    once_fn_16, once_fn_17, once_fn_18, once_fn_19, once_fn_20, once_fn_21,
+    once_fn_22, once_fn_23, once_fn_24, once_fn_25, once_fn_26, once_fn_27,
+    once_fn_28, once_fn_29, once_fn_30, once_fn_31};
 
 static unsigned
 rnd(struct actor *a, unsigned n)
