@@ -2,6 +2,8 @@
  * Run queue operations.  O(1): a bitmap finds the best non-empty queue
  * with one count-trailing-zeros instruction.
  */
+#include <stdio.h>
+
 #include "runq.h"
 
 #if defined(__SANITIZE_THREAD__)
@@ -67,6 +69,29 @@ runq_choose(const struct runq *rq)
 		return (NULL);
 	q = __builtin_ctzll(rq->rq_status);
 	return (runq_thread(rq->rq_queues[q].next));
+}
+
+/* For hang reports: one line per queued thread, at most 256; no lock. */
+void
+runq_dump(const char *name, const struct runq *rq,
+    void (*out)(void *, const char *), void *arg)
+{
+	char line[160];
+	int shown = 0;
+
+	for (int q = 0; q < RQ_NQS; q++) {
+		const struct ult__list *h = &rq->rq_queues[q], *n;
+
+		for (n = h->next; n != h && shown < 256; n = n->next, shown++) {
+			struct thread *td = runq_thread((struct ult__list *)n);
+
+			snprintf(line, sizeof(line),
+			    "  %s[%d]: td %p pri %d state %d pinned %d", name,
+			    q, (void *)td, td->td_priority, td->td_state,
+			    td->td_pinned);
+			out(arg, line);
+		}
+	}
 }
 
 struct thread *

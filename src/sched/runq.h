@@ -38,6 +38,9 @@ void runq_remove_idx(struct runq *rq, struct thread *td, uint8_t *idx);
 struct thread *runq_choose(const struct runq *rq);
 /* Head of the first non-empty queue at or after idx, wrapping once. */
 struct thread *runq_choose_from(const struct runq *rq, int idx);
+#define runq_dump ult__runq_dump
+void runq_dump(const char *name, const struct runq *rq,
+    void (*out)(void *, const char *), void *arg);
 
 static inline int
 runq_empty(const struct runq *rq)

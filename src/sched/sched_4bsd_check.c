@@ -121,28 +121,6 @@ const struct sched_tunable bsd_tunables[] = {
     {NULL, NULL, 0, 0, NULL, NULL},
 };
 
-static void
-dump_runq(const char *name, struct runq *rq, void (*out)(void *, const char *),
-    void *arg)
-{
-	char line[160];
-	int shown = 0;
-
-	for (int q = 0; q < RQ_NQS; q++) {
-		struct ult__list *h = &rq->rq_queues[q], *n;
-
-		for (n = h->next; n != h && shown < 256; n = n->next, shown++) {
-			struct thread *td = runq_thread(n);
-
-			snprintf(line, sizeof(line),
-			    "  %s[%d]: td %p pri %d state %d pinned %d", name,
-			    q, (void *)td, td->td_priority, td->td_state,
-			    td->td_pinned);
-			out(arg, line);
-		}
-	}
-}
-
 /* The global queue is shown with CPU 0. */
 void
 bsd_dump(int cpu, void (*out)(void *, const char *), void *arg)
@@ -159,9 +137,9 @@ bsd_dump(int cpu, void (*out)(void *, const char *), void *arg)
 	    ULT_LD(&sched_tdcnt), bsd_cpu_idle_flag(cpu), (void *)cur,
 	    cur == idlethr[cpu] ? " (idle)" : "", pri_of(cur));
 	out(arg, line);
-	dump_runq("pcpu", rq_of(cpu), out, arg);
+	runq_dump("pcpu", rq_of(cpu), out, arg);
 	if (cpu == 0)
-		dump_runq("global", rq_of(-1), out, arg);
+		runq_dump("global", rq_of(-1), out, arg);
 	if (locked)
 		mtx_unlock(&sched_lock);
 }

@@ -46,6 +46,9 @@ check_tdq(struct tdq *tdq, char *buf, size_t len)
 	struct runq *rqs[3] = {&tdq->tdq_realtime, &tdq->tdq_timeshare,
 	    &tdq->tdq_idle};
 	struct thread *cur = ULT_LD(&tdq->tdq_curthread);
+	/* cur may be going to sleep, its state under another lock than the
+	 * ones held here: only its priority is read, and atomically. */
+	int curpri = __atomic_load_n(&cur->td_priority, __ATOMIC_RELAXED);
 	int queued = 0, xfer = 0, bestrt = PRI_MAX + 1;
 
 	for (int r = 0; r < 3; r++) {
@@ -98,7 +101,7 @@ check_tdq(struct tdq *tdq, char *buf, size_t len)
 	}
 	/* A thread being switched out (blocked) may already be off the
 	 * load while its CPU has dropped the lock to migrate it. */
-	if (TDQ_LOAD(tdq) != queued + (TD_IS_IDLETHREAD(cur) ? 0 : 1) &&
+	if (TDQ_LOAD(tdq) != queued + (cur == tdq->tdq_idlethread ? 0 : 1) &&
 	    !(ULT_LD(&cur->td_lock) == &blocked_lock &&
 		TDQ_LOAD(tdq) == queued)) {
 		snprintf(buf, len, "cpu %d: load %d, %d queued + running",
@@ -110,10 +113,10 @@ check_tdq(struct tdq *tdq, char *buf, size_t len)
 		    TDQ_TRANSFERABLE(tdq), xfer);
 		return (buf);
 	}
-	if (TDQ_LOWPRI(tdq) > cur->td_priority ||
+	if (TDQ_LOWPRI(tdq) > curpri ||
 	    (bestrt <= PRI_MAX && TDQ_LOWPRI(tdq) / RQ_PPQ > bestrt / RQ_PPQ)) {
 		snprintf(buf, len, "cpu %d: lowpri %d, current %d, best rt %d",
-		    tdq->tdq_id, TDQ_LOWPRI(tdq), cur->td_priority, bestrt);
+		    tdq->tdq_id, TDQ_LOWPRI(tdq), curpri, bestrt);
 		return (buf);
 	}
 	if ((tdq->tdq_idx - tdq->tdq_ridx + RQ_NQS) % RQ_NQS > 1 ||
@@ -142,29 +145,6 @@ ule_check(void)
 	return (err);
 }
 
-/* One line per queued thread, at most 256 per run queue. */
-static void
-dump_runq(const char *name, struct runq *rq, void (*out)(void *, const char *),
-    void *arg)
-{
-	char line[160];
-	int shown = 0;
-
-	for (int q = 0; q < RQ_NQS; q++) {
-		struct ult__list *h = &rq->rq_queues[q], *n;
-
-		for (n = h->next; n != h && shown < 256; n = n->next, shown++) {
-			struct thread *td = runq_thread(n);
-
-			snprintf(line, sizeof(line),
-			    "  %s[%d]: td %p pri %d state %d pinned %d", name,
-			    q, (void *)td, td->td_priority, td->td_state,
-			    td->td_pinned);
-			out(arg, line);
-		}
-	}
-}
-
 void
 ule_dump(int cpu, void (*out)(void *, const char *), void *arg)
 {
@@ -184,9 +164,9 @@ ule_dump(int cpu, void (*out)(void *, const char *), void *arg)
 	    cur == tdq->tdq_idlethread ? " (idle)" : "",
 	    __atomic_load_n(&cur->td_priority, __ATOMIC_RELAXED));
 	out(arg, line);
-	dump_runq("realtime", &tdq->tdq_realtime, out, arg);
-	dump_runq("timeshare", &tdq->tdq_timeshare, out, arg);
-	dump_runq("idle", &tdq->tdq_idle, out, arg);
+	runq_dump("realtime", &tdq->tdq_realtime, out, arg);
+	runq_dump("timeshare", &tdq->tdq_timeshare, out, arg);
+	runq_dump("idle", &tdq->tdq_idle, out, arg);
 	if (locked)
 		TDQ_UNLOCK(tdq);
 }
