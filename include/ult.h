@@ -14,6 +14,9 @@
  *   its own.  The sync objects, like pthread objects, are usable in the
  *   child only if no other thread held them at the fork.
  * - Deadlines are absolute CLOCK_MONOTONIC times in nanoseconds (ult_now()).
+ * - Every struct has a _t typedef (ult_attr_t, ult_cpu_info_t, ...), so
+ *   that C++ can name the two whose struct shares its name with a
+ *   function (ult_thread_info, ult_cpu_info) without `struct'.
  * - "Context" says from where a function may be called: a uthread, a
  *   foreign thread (any pthread that is not a ult worker, such as main),
  *   or a signal handler.  "Blocks" says whether the call may sleep; a
@@ -45,6 +48,7 @@ struct ult_config {
 	int preempt;	    /* 0: default (on; ULT_PREEMPT=0 turns it
 			       off), >0 on, <0 off.  See "Preemption". */
 };
+typedef struct ult_config ult_config_t;
 
 #define ULT_MAXCPU 256
 #define ULT_STACK_MIN (16u * 1024)
@@ -106,6 +110,7 @@ struct ult_attr {
 	int detached;	   /* nonzero: no join; resources freed at exit */
 	const char *name;  /* copied; at most 31 bytes are kept */
 };
+typedef struct ult_attr ult_attr_t;
 
 /* Defaults: stack_size 0, timeshare, nice 0, cpu -1, joinable, no name. */
 void ult_attr_init(struct ult_attr *a);
@@ -226,6 +231,7 @@ struct ult_thread_info {
 	/* preemptions schedctl deferred, and ones forced past its bound */
 	uint64_t deferred, forced;
 };
+typedef struct ult_thread_info ult_thread_info_t;
 
 /*
  * Snapshot of t (NULL: the caller).  Errors: ENXIO; EINVAL out NULL, or t
@@ -244,6 +250,7 @@ struct ult_cpu_info {
 	 * queue under ULE; the one global lock under 4BSD (on CPU 0) */
 	uint64_t sched_lock_waits;
 };
+typedef struct ult_cpu_info ult_cpu_info_t;
 
 /* Errors: ENXIO; EINVAL cpu out of range or out NULL. */
 int ult_cpu_info(int cpu, struct ult_cpu_info *out);
@@ -371,8 +378,8 @@ int ult_getclass(ult_thread_t *t, int *cls, int *prio);
  * A thread that exits while holding a mutex leaves it locked for good.
  */
 typedef struct ult_mutex {
-	uintptr_t __word;
-	uintptr_t __spare;
+	uintptr_t _word;
+	uintptr_t _spare;
 } ult_mutex_t;
 #define ULT_MUTEX_INITIALIZER \
 	{                     \
@@ -394,9 +401,9 @@ int ult_mutex_unlock(ult_mutex_t *m);
  * predicate.  destroy: EBUSY while waited on.
  */
 typedef struct ult_cond {
-	unsigned __waiters;
-	unsigned __spare;
-	uintptr_t __spare2;
+	unsigned _waiters;
+	unsigned _spare;
+	uintptr_t _spare2;
 } ult_cond_t;
 #define ULT_COND_INITIALIZER \
 	{                    \
@@ -418,8 +425,8 @@ int ult_cond_broadcast(ult_cond_t *c);
  */
 #define ULT_SEM_VALUE_MAX 0x7fffffffu
 typedef struct ult_sem {
-	uint64_t __word;
-	uint64_t __spare;
+	uint64_t _word;
+	uint64_t _spare;
 } ult_sem_t;
 
 int ult_sem_init(ult_sem_t *s, unsigned value);
@@ -442,10 +449,10 @@ int ult_sem_getvalue(ult_sem_t *s, int *value);
  *   for a write lock).  destroy: EBUSY held or waited on.
  */
 typedef struct ult_rwlock {
-	unsigned __state;
-	unsigned __spare;
-	uintptr_t __owner;
-	uintptr_t __spare2[2];
+	unsigned _state;
+	unsigned _spare;
+	uintptr_t _owner;
+	uintptr_t _spare2[2];
 } ult_rwlock_t;
 #define ULT_RWLOCK_INITIALIZER \
 	{                      \
@@ -470,10 +477,10 @@ int ult_rwlock_unlock(ult_rwlock_t *rw);
  */
 #define ULT_BARRIER_SERIAL_THREAD (-1)
 typedef struct ult_barrier {
-	unsigned __count;
-	unsigned __waiting;
-	unsigned __round;
-	unsigned __spare;
+	unsigned _count;
+	unsigned _waiting;
+	unsigned _round;
+	unsigned _spare;
 } ult_barrier_t;
 
 int ult_barrier_init(ult_barrier_t *b, unsigned count);
@@ -486,7 +493,7 @@ int ult_barrier_destroy(ult_barrier_t *b);
  * Errors: EINVAL o or fn NULL.
  */
 typedef struct ult_once {
-	unsigned __state;
+	unsigned _state;
 } ult_once_t;
 #define ULT_ONCE_INIT \
 	{             \

@@ -14,10 +14,10 @@ ult_barrier_init(ult_barrier_t *b, unsigned count)
 	if (b == NULL || count == 0)
 		return (EINVAL);
 	ult__sleepq_lock(b);
-	b->__count = count;
-	b->__waiting = 0;
-	b->__round = 0;
-	b->__spare = 0;
+	b->_count = count;
+	b->_waiting = 0;
+	b->_round = 0;
+	b->_spare = 0;
 	ult__sleepq_release(b);
 	return (0);
 }
@@ -30,9 +30,9 @@ ult_barrier_destroy(ult_barrier_t *b)
 	if (b == NULL)
 		return (EINVAL);
 	ult__sleepq_lock(b);
-	busy = b->__waiting != 0;
+	busy = b->_waiting != 0;
 	if (!busy)
-		b->__count = 0;
+		b->_count = 0;
 	ult__sleepq_release(b);
 	return (busy ? EBUSY : 0);
 }
@@ -46,13 +46,13 @@ ult_barrier_wait(ult_barrier_t *b)
 		return (EINVAL);
 	ult__waiter_self(&w);
 	ult__sleepq_lock(b);
-	if (b->__count == 0) {
+	if (b->_count == 0) {
 		ult__sleepq_release(b);
 		return (EINVAL);
 	}
-	if (++b->__waiting == b->__count) {
-		b->__waiting = 0;
-		b->__round++;
+	if (++b->_waiting == b->_count) {
+		b->_waiting = 0;
+		b->_round++;
 		ult__sleepq_broadcast(b);
 		ult__sleepq_release(b);
 		ult__sync_done();
@@ -64,7 +64,7 @@ ult_barrier_wait(ult_barrier_t *b)
 	return (0);
 }
 
-/* ult_once_t.__state */
+/* ult_once_t._state */
 enum {
 	ONCE_NEW = 0,
 	ONCE_RUNNING,
@@ -80,11 +80,11 @@ ult_once(ult_once_t *o, void (*fn)(void))
 
 	if (o == NULL || fn == NULL)
 		return (EINVAL);
-	if (SY_LD_ACQ(&o->__state) == ONCE_DONE)
+	if (SY_LD_ACQ(&o->_state) == ONCE_DONE)
 		return (0);
-	if (SY_CAS_ACQ(&o->__state, &v, ONCE_RUNNING)) {
+	if (SY_CAS_ACQ(&o->_state, &v, ONCE_RUNNING)) {
 		fn();
-		v = __atomic_exchange_n(&o->__state, ONCE_DONE,
+		v = __atomic_exchange_n(&o->_state, ONCE_DONE,
 		    __ATOMIC_ACQ_REL);
 		if (v == ONCE_WAITED) {
 			ult__sleepq_lock(o);
@@ -96,10 +96,10 @@ ult_once(ult_once_t *o, void (*fn)(void))
 	ult__waiter_self(&w);
 	ult__sleepq_lock(o);
 	for (;;) {
-		v = SY_LD_ACQ(&o->__state);
+		v = SY_LD_ACQ(&o->_state);
 		if (v == ONCE_DONE)
 			break;
-		if (v == ONCE_RUNNING && !SY_CAS(&o->__state, &v, ONCE_WAITED))
+		if (v == ONCE_RUNNING && !SY_CAS(&o->_state, &v, ONCE_WAITED))
 			continue;
 		ult__sleepq_add(o, &w);
 		ult__sleepq_wait(o, &w, 0);

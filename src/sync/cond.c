@@ -1,6 +1,6 @@
 /*
  * Condition variables on a sleep queue (the wait channel is the cond).
- * __waiters counts threads queued or about to queue; wakers decrement it
+ * _waiters counts threads queued or about to queue; wakers decrement it
  * for the threads they wake, so a waker never touches the object after
  * the wakeup and a cond may be destroyed as soon as nobody waits.
  */
@@ -14,9 +14,9 @@ ult_cond_init(ult_cond_t *c)
 {
 	if (c == NULL)
 		return (EINVAL);
-	SY_ST(&c->__waiters, 0);
-	c->__spare = 0;
-	c->__spare2 = 0;
+	SY_ST(&c->_waiters, 0);
+	c->_spare = 0;
+	c->_spare2 = 0;
 	return (0);
 }
 
@@ -25,7 +25,7 @@ ult_cond_destroy(ult_cond_t *c)
 {
 	if (c == NULL)
 		return (EINVAL);
-	return (SY_LD_ACQ(&c->__waiters) != 0 ? EBUSY : 0);
+	return (SY_LD_ACQ(&c->_waiters) != 0 ? EBUSY : 0);
 }
 
 static int
@@ -38,16 +38,16 @@ cond_wait(ult_cond_t *c, ult_mutex_t *m, uint64_t deadline)
 	if (c == NULL || m == NULL)
 		return (EINVAL);
 	self = ult__waiter_self(&w);
-	if ((SY_LD(&m->__word) & ~(uintptr_t)1) != self)
+	if ((SY_LD(&m->_word) & ~(uintptr_t)1) != self)
 		return (EPERM);
 	/* Queue before releasing m: a signal after our unlock finds us. */
 	ult__sleepq_lock(c);
-	__atomic_fetch_add(&c->__waiters, 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&c->_waiters, 1, __ATOMIC_RELAXED);
 	ult__sleepq_add(c, &w);
 	ult__mutex_unlock_locked(m, self);
 	r = ult__sleepq_wait(c, &w, deadline);
 	if (r != 0) /* a timeout removed us; nobody counted us out */
-		__atomic_fetch_sub(&c->__waiters, 1, __ATOMIC_RELEASE);
+		__atomic_fetch_sub(&c->_waiters, 1, __ATOMIC_RELEASE);
 	ult__mutex_relock(m);
 	return (r);
 }
@@ -71,14 +71,14 @@ cond_wake(ult_cond_t *c, int all)
 
 	if (c == NULL)
 		return (EINVAL);
-	if (SY_LD_ACQ(&c->__waiters) == 0)
+	if (SY_LD_ACQ(&c->_waiters) == 0)
 		return (0);
 	ult__sleepq_lock(c);
 	/* Count them out before any can run: a woken waiter may destroy
 	 * the cond at once.  Timeouts need the chain lock: the count holds. */
 	n = ult__sleepq_count(c, all ? INT_MAX : 1);
 	if (n != 0) {
-		__atomic_fetch_sub(&c->__waiters, (unsigned)n,
+		__atomic_fetch_sub(&c->_waiters, (unsigned)n,
 		    __ATOMIC_RELEASE);
 		if (all)
 			ult__sleepq_broadcast(c);

@@ -24,8 +24,8 @@ ult_sem_init(ult_sem_t *s, unsigned value)
 {
 	if (s == NULL || value > ULT_SEM_VALUE_MAX)
 		return (EINVAL);
-	SY_ST(&s->__word, (uint64_t)value);
-	s->__spare = 0;
+	SY_ST(&s->_word, (uint64_t)value);
+	s->_spare = 0;
 	return (0);
 }
 
@@ -34,7 +34,7 @@ ult_sem_destroy(ult_sem_t *s)
 {
 	if (s == NULL)
 		return (EINVAL);
-	return (SEM_WAITERS(SY_LD_ACQ(&s->__word)) != 0 ? EBUSY : 0);
+	return (SEM_WAITERS(SY_LD_ACQ(&s->_word)) != 0 ? EBUSY : 0);
 }
 
 int
@@ -42,7 +42,7 @@ ult_sem_getvalue(ult_sem_t *s, int *value)
 {
 	if (s == NULL || value == NULL)
 		return (EINVAL);
-	*value = (int)SEM_VALUE(SY_LD(&s->__word));
+	*value = (int)SEM_VALUE(SY_LD(&s->_word));
 	return (0);
 }
 
@@ -53,9 +53,9 @@ ult_sem_trywait(ult_sem_t *s)
 
 	if (s == NULL)
 		return (EINVAL);
-	v = SY_LD(&s->__word);
+	v = SY_LD(&s->_word);
 	while (SEM_VALUE(v) > 0)
-		if (SY_CAS_ACQ(&s->__word, &v, v - 1))
+		if (SY_CAS_ACQ(&s->_word, &v, v - 1))
 			return (0);
 	return (EAGAIN);
 }
@@ -69,10 +69,10 @@ sem_wait_slow(ult_sem_t *s, uint64_t deadline)
 
 	ult__waiter_self(&w);
 	ult__sleepq_lock(s);
-	v = __atomic_add_fetch(&s->__word, SEM_W1, __ATOMIC_SEQ_CST);
+	v = __atomic_add_fetch(&s->_word, SEM_W1, __ATOMIC_SEQ_CST);
 	for (;;) {
 		while (SEM_VALUE(v) > 0) {
-			if (SY_CAS(&s->__word, &v, v - 1 - SEM_W1)) {
+			if (SY_CAS(&s->_word, &v, v - 1 - SEM_W1)) {
 				ult__sleepq_release(s);
 				return (0);
 			}
@@ -80,12 +80,12 @@ sem_wait_slow(ult_sem_t *s, uint64_t deadline)
 		ult__sleepq_add(s, &w);
 		r = ult__sleepq_wait(s, &w, deadline);
 		if (r != 0) {
-			__atomic_fetch_sub(&s->__word, SEM_W1,
+			__atomic_fetch_sub(&s->_word, SEM_W1,
 			    __ATOMIC_SEQ_CST);
 			return (r);
 		}
 		ult__sleepq_lock(s);
-		v = SY_LD(&s->__word);
+		v = SY_LD(&s->_word);
 	}
 }
 
@@ -122,11 +122,11 @@ ult_sem_post(ult_sem_t *s)
 
 	if (s == NULL)
 		return (EINVAL);
-	v = SY_LD(&s->__word);
+	v = SY_LD(&s->_word);
 	do {
 		if (SEM_VALUE(v) >= ULT_SEM_VALUE_MAX)
 			return (EOVERFLOW);
-	} while (!SY_CAS(&s->__word, &v, v + 1));
+	} while (!SY_CAS(&s->_word, &v, v + 1));
 	if (SEM_WAITERS(v) == 0)
 		return (0);
 	ult__sleepq_lock(s);
