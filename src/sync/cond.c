@@ -78,8 +78,7 @@ cond_wake(ult_cond_t *c, int all)
 	 * the cond at once.  Timeouts need the chain lock: the count holds. */
 	n = ult__sleepq_count(c, all ? INT_MAX : 1);
 	if (n != 0) {
-		__atomic_fetch_sub(&c->_waiters, (unsigned)n,
-		    __ATOMIC_RELEASE);
+		__atomic_fetch_sub(&c->_waiters, (unsigned)n, __ATOMIC_RELEASE);
 		if (all)
 			ult__sleepq_broadcast(c);
 		else

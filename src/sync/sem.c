@@ -80,8 +80,7 @@ sem_wait_slow(ult_sem_t *s, uint64_t deadline)
 		ult__sleepq_add(s, &w);
 		r = ult__sleepq_wait(s, &w, deadline);
 		if (r != 0) {
-			__atomic_fetch_sub(&s->_word, SEM_W1,
-			    __ATOMIC_SEQ_CST);
+			__atomic_fetch_sub(&s->_word, SEM_W1, __ATOMIC_SEQ_CST);
 			return (r);
 		}
 		ult__sleepq_lock(s);
