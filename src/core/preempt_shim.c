@@ -1,5 +1,5 @@
 /*
- * Locks held through libc (runtime-hazards.md 3.1).  A uthread preempted
+ * Locks held through libc (DESIGN.md section 6a).  A uthread preempted
  * while it holds a lock that libc implements leaves the next uthread on
  * its worker to block the whole worker in the kernel, on a lock whose
  * holder waits in that worker's run queue; and the locks that are
