@@ -40,79 +40,112 @@ struct ult__stack {
 	struct ult__stack *next;
 };
 
+/*
+ * A uthread.  Locking key (who may write a field, and who reads it):
+ *   c  set by ult_spawn before the thread is visible; constant after
+ *   t  the thread lock (td.td_lock, whichever lock it names now)
+ *   j  the join channel's sleep-queue chain (ult__sleepq_lock(ut))
+ *   q  the ts_lock of the turnstile the thread blocks on
+ *   x  contested_lock
+ *   s  the thread itself, or its own worker's switch path or signal
+ *      handler while it is current there (one kernel thread at a time)
+ *   z  the thread slab's lock
+ *   a  atomic: read without a lock by other threads (said why)
+ */
 struct ult_thread {
-	struct thread td; /* policy view; first member */
-	struct ult__ctx ctx;
-	struct ult__san san;
-	struct ult__stack *stack; /* NULL for a worker's idle thread */
-	void *(*fn)(void *);
-	void *arg;
-	void *ret;
-	int saved_errno;
-	atomic_int lstate; /* UT_*; changes under the thread lock */
-	int detached;	   /* under the join wait-channel lock */
-	int joining;	   /* a joiner is waiting (same lock) */
-	int last_cpu;	   /* worker it last ran on, for nmigrations */
-	uint64_t id;
-	char name[32];
-	/* statistics, written only by the thread's own switches */
+	struct thread td;	  /* (t) policy view; first member */
+	struct ult__ctx ctx;	  /* (s) saved and loaded by switches */
+	struct ult__san san;	  /* (s) */
+	struct ult__stack *stack; /* (c) NULL for a worker's idle thread;
+				     given back by the next thread on the
+				     worker once this one has exited */
+	void *(*fn)(void *);	  /* (c) */
+	void *arg;		  /* (c) */
+	void *ret;		  /* (s) at exit; the joiner reads it after
+				     seeing UT_ZOMBIE under j */
+	int saved_errno;	  /* (s) across switches */
+	atomic_int lstate; /* (t+j, a) UT_*: handle checks read it first */
+	int detached;	   /* (j) */
+	int joining;	   /* (j) a joiner is waiting */
+	int last_cpu;	   /* (s) worker it last ran on, for nmigrations */
+	uint64_t id;	   /* (c) */
+	char name[32];	   /* (c) */
+	/* (s, a) statistics, read by ult_thread_info */
 	atomic_uint_fast64_t runtime_ns, nvcsw, nivcsw, nmigrations;
 	/* sleeping */
-	struct ult__timer slp_timer; /* timeouts; also the sleep wchan */
-	struct ult__waiter *_Atomic slp_waiter;
-	const void *_Atomic wchan; /* sleep channel while asleep (reports) */
+	struct ult__timer slp_timer; /* (s) armed and cancelled by the
+					thread, expired by the clock thread
+					(the heap's lock); also the sleep
+					wchan */
+	struct ult__waiter *_Atomic slp_waiter; /* (s, a) published before
+						   the timer is armed, read
+						   by its expiry */
+	const void *_Atomic wchan; /* (s, a) sleep channel, for reports */
 	/* locks (src/sync/turnstile.c) */
-	struct ult__turnstile *ts_spare;   /* NULL while lent to a lock */
-	struct ult__turnstile *ts_blocked; /* blocked on (its ts_lock) */
-	struct ult__waiter *ts_waiter;	   /* its waiter there */
-	struct mtx contested_lock;	   /* leaf lock for `contested' */
-	struct ult__list contested;	   /* turnstiles of locks it owns */
-	atomic_int oncpu; /* running now: lock waiters may spin */
-	/* preemption (src/core/preempt.c); written by the thread itself or
-	 * its own worker's signal handler, so plain loads and stores */
+	struct ult__turnstile *ts_spare;   /* (s) NULL while lent to a lock;
+					      handed back under q */
+	struct ult__turnstile *ts_blocked; /* (q) blocked on */
+	struct ult__waiter *ts_waiter;	   /* (q) its waiter there */
+	struct mtx contested_lock;	   /* the lock x, a leaf */
+	struct ult__list contested;	   /* (x) turnstiles of locks it owns */
+	atomic_int oncpu; /* (s, a) running now: lock waiters spin on it */
+	/* preemption (src/core/preempt.c): (s, a), plain loads and stores
+	 * in effect; atomic because reports and tests read them */
 	atomic_int nopreempt; /* locks held through libc (preempt_shim.c) */
 	atomic_int sc_nest;   /* ult_schedctl_start depth */
 	atomic_int sc_owed;   /* a preemption was deferred by schedctl */
 	atomic_uint_fast64_t sc_since; /* first deferral of this region */
 	atomic_uint_fast64_t sc_deferred, sc_forced;
-	int preempt_pinned; /* td_pinned holds one for a preemption */
-	int bind_pending;   /* ult_bind while pinned: cpu + 1, applied at the
-			       next voluntary switch (td locked) */
-	struct ult_thread *free_next; /* thread slab free list */
+	int preempt_pinned; /* (t) td_pinned holds one for a preemption */
+	int bind_pending;   /* (t) a binding (cpu + 1) for the next switch
+			       that leaves the thread free to move */
+	struct ult_thread *free_next; /* (z) thread slab free list */
 };
 
+/*
+ * A worker: one kernel thread per CPU.  Locking key:
+ *   c  set before the worker starts; constant after
+ *   k  only the worker's own kernel thread (its switch path, its idle
+ *      loop, its signal handlers)
+ *   a  atomic: written or read by other threads (said who)
+ */
 struct ult__worker {
-	int id;
-	int oscpu; /* pinned OS cpu, or -1 */
-	pthread_t pthread;
-	struct ult_thread idle;	      /* the idle thread: this worker's
+	int id;			      /* (c) */
+	int oscpu;		      /* (c) pinned OS cpu, or -1 */
+	pthread_t pthread;	      /* (c) */
+	struct ult_thread idle;	      /* (k) the idle thread: this worker's
 					 own stack, running the loop */
-	struct ult_thread *curthread; /* running uthread, or &idle */
-	/* hand-off from the switching thread to the one switched to */
+	struct ult_thread *curthread; /* (k) running uthread, or &idle */
+	/* (k) hand-off from the switching thread to the one switched to */
 	struct ult_thread *sw_prev;
 	struct mtx *sw_mtx;
 	int sw_dying;
-	/* the clock read at the start of the current switch */
+	/* (k) the clock read at the start of the current switch */
 	uint64_t clk_ns;
 	int clk_valid;
 	uint64_t last_switch_ns;
-	/* cross-thread words */
-	atomic_uint park;  /* parker: see worker.c */
-	atomic_int ipi;	   /* IPI_PREEMPT pending */
-	atomic_int busy;   /* running a uthread: the clock ticks it */
-	atomic_int ready;  /* worker has started */
+	/* (a) cross-thread words */
+	atomic_uint park;  /* parker (worker.c): parked by k, unparked by
+			      anyone adding work */
+	atomic_int ipi;	   /* IPI_PREEMPT pending: set by others, cleared
+			      by k */
+	atomic_int busy;   /* running a uthread: written by k, read by the
+			      clock, which ticks it */
+	atomic_int ready;  /* the worker has started (ult_init waits) */
 	atomic_int tid;	   /* kernel thread id, for the preemption signal */
-	atomic_int kicked; /* a preemption signal is in flight */
-	atomic_int owed;   /* a preemption was deferred: retry at the tick */
+	atomic_int kicked; /* a preemption signal is in flight: set by the
+			      kicker, cleared by k's handler */
+	atomic_int owed;   /* a preemption was deferred: set by k, retried
+			      and cleared by the clock */
+	/* (k, a) statistics, read by ult_cpu_info */
 	atomic_uint_fast64_t npreempt, nowed;
-	/* statistics */
 	atomic_uint_fast64_t nswitch, idle_ns, busy_ns;
-	struct sched_idle idle_state;
-	void *altstack;
-	void *scratch_top; /* see switch.c:switch_mid */
-	struct ult__san scratch_san;
-	struct ult__stack *stack_cache; /* default-size stacks, LIFO */
-	int nstack_cache;
+	struct sched_idle idle_state;	/* (k) */
+	void *altstack;			/* (c) */
+	void *scratch_top;		/* (c) see switch.c:switch_mid */
+	struct ult__san scratch_san;	/* (k) */
+	struct ult__stack *stack_cache; /* (k) default-size stacks, LIFO */
+	int nstack_cache;		/* (k) */
 } ULT_ALIGNED_CL;
 
 enum {
