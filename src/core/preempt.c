@@ -36,7 +36,6 @@
  * lifts the pin for programs that keep no TLS addresses.
  */
 #include <errno.h>
-#include <link.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,7 +45,6 @@
 #include <unistd.h>
 
 #include "../arch/cpu.h"
-#include "../util/mem.h"
 #include "preempt_shim.h"
 #include "runtime.h"
 
@@ -65,27 +63,6 @@ extern const char __start_ult_text[]
     __attribute__((weak, visibility("hidden")));
 extern const char __stop_ult_text[] __attribute__((weak, visibility("hidden")));
 
-enum range_kind {
-	RANGE_USER, /* the program's or an allowed library's text */
-	RANGE_VDSO, /* clock_gettime and friends: safe unless the runtime's */
-	RANGE_PLT,  /* call stubs the runtime goes through too: never */
-};
-
-struct range {
-	uintptr_t lo, hi;
-	enum range_kind kind;
-};
-
-struct ranges {
-	struct ranges *retired; /* older tables, freed at shutdown */
-	int n;
-	struct range r[];
-};
-
-static struct ranges *_Atomic allowed;
-static struct mtx ranges_lock = MTX_INITIALIZER("preempt ranges");
-static char *allow_names[16];
-static int nallow;
 static struct sigaction old_urg;
 static int handler_installed;
 
@@ -103,152 +80,27 @@ static int atfork_registered;
 atomic_int ult__preempt_migrate;
 atomic_int ult__schedctl_bound_us;
 
-#define NRANGES 256
-
-struct build {
-	struct range r[NRANGES];
-	int n, first, err;
-};
-
-/*
- * The runtime linked statically into the program calls libc through the
- * program's PLT stubs (see os/linux/elf.c): they are not user text.  If
- * the file cannot be read, its stubs cannot be told apart, so the whole
- * build fails rather than allow preemption inside the runtime.
- */
-static int
-plt_exclude(struct build *b, const char *path, uintptr_t bias)
-{
-	uintptr_t plt[8][2];
-	int n = ult__os_plt_ranges(path, bias, plt, 8);
-
-	if (n < 0) {
-		b->err = ENOEXEC;
-		return (1); /* stop iterating */
-	}
-	for (int i = 0; i < n && b->n < NRANGES; i++) {
-		b->r[b->n].lo = plt[i][0];
-		b->r[b->n].hi = plt[i][1];
-		b->r[b->n].kind = RANGE_PLT;
-		b->n++;
-	}
-	return (0);
-}
-
-static int
-lib_allowed(const char *name)
-{
-	for (int i = 0; i < nallow; i++)
-		if (strstr(name, allow_names[i]) != NULL)
-			return (1);
-	return (0);
-}
-
-static int
-phdr_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct build *b = arg;
-	int main_prog = b->first, vdso;
-
-	(void)size;
-	b->first = 0;
-	vdso = info->dlpi_name != NULL &&
-	    strstr(info->dlpi_name, "linux-vdso") != NULL;
-	if (!main_prog && !vdso &&
-	    (info->dlpi_name == NULL || !lib_allowed(info->dlpi_name)))
-		return (0);
-	for (int i = 0; i < info->dlpi_phnum && b->n < NRANGES; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		b->r[b->n].lo = info->dlpi_addr + ph->p_vaddr;
-		b->r[b->n].hi = b->r[b->n].lo + ph->p_memsz;
-		b->r[b->n].kind = vdso ? RANGE_VDSO : RANGE_USER;
-		b->n++;
-	}
-	if (!vdso)
-		return (plt_exclude(b,
-		    main_prog ? "/proc/self/exe" : info->dlpi_name,
-		    info->dlpi_addr));
-	return (0);
-}
-
-/* Rebuild the table of preemptible text.  A handler may be reading the
- * old one, so it is retired, not freed, until ult__preempt_fini(). */
-static int
-ranges_build(void)
-{
-	struct build *b = ult__calloc(1, sizeof(*b));
-	struct ranges *t;
-
-	if (b == NULL)
-		return (ENOMEM);
-	b->first = 1;
-	dl_iterate_phdr(phdr_cb, b);
-	if (b->err != 0 || b->n == NRANGES) {
-		int err = b->err != 0 ? b->err : E2BIG;
-
-		free(b);
-		return (err);
-	}
-	t = ult__malloc(sizeof(*t) + (size_t)b->n * sizeof(t->r[0]));
-	if (t == NULL) {
-		free(b);
-		return (ENOMEM);
-	}
-	t->n = b->n;
-	memcpy(t->r, b->r, (size_t)b->n * sizeof(t->r[0]));
-	free(b);
-	mtx_lock(&ranges_lock);
-	t->retired = ULT_LD(&allowed);
-	ULT_ST_REL(&allowed, t);
-	mtx_unlock(&ranges_lock);
-	return (0);
-}
-
+/* Preemptible: outside the runtime's own text, inside the table of
+ * preemptible text (os/linux/text.c). */
 static int
 pc_preemptible(uintptr_t pc)
 {
-	struct ranges *t = ULT_LD_ACQ(&allowed);
-	int ok = 0;
-
 	if ((uintptr_t)__start_ult_text <= pc &&
 	    pc < (uintptr_t)__stop_ult_text)
 		return (0);
-	if (t == NULL)
-		return (0);
-	/* A PLT range lies inside its object's text range: look at all. */
-	for (int i = 0; i < t->n; i++) {
-		if (pc < t->r[i].lo || t->r[i].hi <= pc)
-			continue;
-		if (t->r[i].kind == RANGE_PLT)
-			return (0);
-		if (t->r[i].kind == RANGE_VDSO && ult__tls_in_vdso != 0)
-			return (0);
-		ok = 1;
-	}
-	return (ok);
+	return (ult__text_preemptible(pc));
 }
 
 int
 ult_preempt_allow_library(const char *name)
 {
-	char *copy;
-	int err = 0;
+	int err;
 
 	if (name == NULL || name[0] == '\0')
 		return (EINVAL);
-	mtx_lock(&ranges_lock);
-	if (nallow == (int)(sizeof(allow_names) / sizeof(allow_names[0])))
-		err = ENOMEM;
-	else if ((copy = ult__strdup(name)) == NULL)
-		err = ENOMEM;
-	else
-		allow_names[nallow++] = copy;
-	mtx_unlock(&ranges_lock);
-	if (err == 0 && ult__rt.preempt > 0 && ult__running())
-		err = ranges_build();
+	if ((err = ult__text_allow(name)) == 0 && ult__rt.preempt > 0 &&
+	    ult__running())
+		err = ult__text_build();
 	return (err);
 }
 
@@ -536,7 +388,7 @@ ult__preempt_init(void)
 	if (ULT_LD(&ult__schedctl_bound_us) == 0)
 		ULT_ST(&ult__schedctl_bound_us,
 		    (int)((slice > 6 ? slice / 6 : 1) * 1000000 / ULT_STATHZ));
-	if ((err = ranges_build()) == ENOEXEC) {
+	if ((err = ult__text_build()) == ENOEXEC) {
 		static const char msg[] =
 		    "ult: cannot read the program's section headers to find "
 		    "its PLT; asynchronous preemption is off\n";
@@ -574,18 +426,10 @@ ult__preempt_init(void)
 void
 ult__preempt_fini(void)
 {
-	struct ranges *t;
-
 	if (handler_installed) {
 		sigaction(PREEMPT_SIGNAL, &old_urg, NULL);
 		handler_installed = 0;
 	}
 	/* Workers are gone: no handler can be reading a table. */
-	t = atomic_exchange(&allowed, NULL);
-	while (t != NULL) {
-		struct ranges *next = t->retired;
-
-		free(t);
-		t = next;
-	}
+	ult__text_free();
 }

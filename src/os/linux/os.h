@@ -59,6 +59,15 @@ void ult__os_set_name(const char *name);
 int ult__os_topology(int n, const int *oscpu, struct topo_cpu *out);
 /* Nonzero if this executable has no program interpreter (static). */
 int ult__os_static_binary(void);
+/* text.c: the table of preemptible text.  Add a library name (0 or
+ * ENOMEM), (re)build the table (0, ENOMEM, ENOEXEC: a file's section
+ * headers could not be read, E2BIG), ask about a pc (lock-free, for the
+ * signal handler), free every table once no handler can run. */
+int ult__text_allow(const char *name);
+int ult__text_build(void);
+int ult__text_preemptible(uintptr_t pc);
+void ult__text_free(void);
+
 /* The address ranges [lo, hi) of the PLT stubs of the ELF file at path
  * loaded at bias (elf.c); returns how many (at most max), -1 if the file
  * cannot be read. */
