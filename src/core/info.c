@@ -32,18 +32,12 @@ int
 ult_thread_info(ult_thread_t *t, struct ult_thread_info *out)
 {
 	struct sched_thread_stats st;
+	int err;
 
-	if (!ult__running())
-		return (ENXIO);
 	if (out == NULL)
-		return (EINVAL);
-	if (t == NULL && (t = ult__self_ut()) == NULL)
-		return (EINVAL);
-	thread_lock(&t->td);
-	if (ULT_LD(&t->lstate) == UT_FREE) {
-		thread_unlock(&t->td);
-		return (ESRCH);
-	}
+		return (ult__running() ? EINVAL : ENXIO);
+	if ((err = ult__thread_lock_handle(&t, 0)) != 0)
+		return (err);
 	ult__rt.sched->thread_stats(&t->td, &st);
 	memset(out, 0, sizeof(*out));
 	memcpy(out->name, t->name, sizeof(out->name));

@@ -224,6 +224,12 @@ void ult__thread_entry(void *arg);
 
 /* thread.c */
 void ult__thread_dead(struct ult__worker *w, struct ult_thread *ut);
+
+/* sched_calls.c: a class and, outside timeshare, a fixed priority for
+ * td (locked); resolve t (NULL: the caller) and lock it (ENXIO, EINVAL
+ * for NULL outside a uthread, ESRCH gone or, with alive_only, exited). */
+void ult__class_apply(struct thread *td, int cls, int prio);
+int ult__thread_lock_handle(ult_thread_t **t, int alive_only);
 void ult__thread_slab_fini(void);
 /* Call fn for every uthread not yet joined (no lock: for hang reports). */
 void ult__thread_foreach(void (*fn)(struct ult_thread *, void *), void *arg);

@@ -1,6 +1,7 @@
 /*
- * uthread lifecycle: spawn, exit, join, detach; and the per-thread calls
- * that act through the scheduler (yield, sleep, nice, bind).
+ * uthread lifecycle: the thread slab, spawn, exit, join, detach.  The
+ * per-thread calls that act through the scheduler (yield, nice, bind,
+ * class) are in sched_calls.c, sleeping and the clock in src/time/.
  *
  * Handles stay valid memory for the life of the runtime: thread structs
  * come from a slab that is only released at shutdown and are recycled in
@@ -14,11 +15,9 @@
  * its threads use.
  */
 #include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 
 #include "../sync/sleepq.h"
 #include "../sync/turnstile.h"
@@ -241,42 +240,6 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 }
 
 /*
- * FreeBSD's rtp_to_pri: a class and, outside timeshare, a fixed user
- * priority in its band (td locked).  Timeshare goes back to the policy's
- * computed priority.
- */
-static void
-class_apply(struct thread *td, int cls, int prio)
-{
-	const struct sched_ops *s = ult__rt.sched;
-	int pc, pri;
-
-	switch (cls) {
-	case ULT_CLASS_REALTIME:
-		pc = PRI_FIFO;
-		pri = PRI_MIN_REALTIME + prio;
-		break;
-	case ULT_CLASS_REALTIME_RR:
-		pc = PRI_REALTIME;
-		pri = PRI_MIN_REALTIME + prio;
-		break;
-	case ULT_CLASS_IDLE:
-		pc = PRI_IDLE;
-		pri = PRI_MIN_IDLE + prio;
-		break;
-	default:
-		s->set_class(td, PRI_TIMESHARE);
-		s->nice(td, td->td_nice);
-		return;
-	}
-	s->set_class(td, pc);
-	td->td_base_user_pri = (uint8_t)pri;
-	td_set_user_pri(td,
-	    pri < td->td_lend_user_pri ? pri : td->td_lend_user_pri);
-	s->prio(td, td->td_user_pri);
-}
-
-/*
  * Fork-join without blow-up: a child that lands on its creator's worker
  * runs first, and the creator waits at the head of the queue as if it had
  * been preempted.  A fork tree then unfolds depth first, so a program like
@@ -298,6 +261,22 @@ child_runs_first(struct thread *parent, struct thread *child, int cpu)
 		return (0);
 	return (child->td_pri_class == parent->td_pri_class ||
 	    child->td_priority <= parent->td_priority);
+}
+
+/* The attributes that are scheduling state, on the new thread (locked). */
+static void
+spawn_attrs(struct thread *td, const struct ult_attr *a)
+{
+	const struct sched_ops *s = ult__rt.sched;
+
+	if (a == NULL)
+		return;
+	if (a->nice != 0)
+		s->nice(td, a->nice);
+	if (a->cpu >= 0)
+		s->bind(td, a->cpu);
+	if (a->cls != ULT_CLASS_TIMESHARE)
+		ult__class_apply(td, a->cls, a->rtprio);
 }
 
 int
@@ -333,24 +312,14 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 	if (self == NULL) {
 		s->fork(NULL, &ut->td);
 		thread_lock(&ut->td);
-		if (a != NULL && a->nice != 0)
-			s->nice(&ut->td, a->nice);
-		if (a != NULL && a->cpu >= 0)
-			s->bind(&ut->td, a->cpu);
-		if (a != NULL && a->cls != ULT_CLASS_TIMESHARE)
-			class_apply(&ut->td, a->cls, a->rtprio);
+		spawn_attrs(&ut->td, a);
 		s->add(&ut->td, SRQ_BORING);
 		return (0);
 	}
 	thread_lock(&self->td);
 	s->fork(&self->td, &ut->td);
 	/* The child's lock is the creator's run queue: already held. */
-	if (a != NULL && a->nice != 0)
-		s->nice(&ut->td, a->nice);
-	if (a != NULL && a->cpu >= 0)
-		s->bind(&ut->td, a->cpu);
-	if (a != NULL && a->cls != ULT_CLASS_TIMESHARE)
-		class_apply(&ut->td, a->cls, a->rtprio);
+	spawn_attrs(&ut->td, a);
 	s->add(&ut->td,
 	    SRQ_BORING | SRQ_HOLDTD |
 		(ULT_LD(&ult__rt.child_first) ? SRQ_FORKING : 0));
@@ -461,205 +430,5 @@ ult_detach(ult_thread_t *t)
 	ult__sleepq_release(t);
 	if (zombie)
 		thread_release(t);
-	return (0);
-}
-
-void
-ult_yield(void)
-{
-	struct ult__worker *w = ult__worker_self();
-	struct ult_thread *ut;
-	struct thread *td;
-
-	if (w == NULL || (ut = w->curthread) == &w->idle) {
-		sched_yield();
-		return;
-	}
-	td = &ut->td;
-	/* A pending AST (slice end, better thread queued) does the switch
-	 * itself, as it would on the way back to user mode. */
-	if ((ULT_LD(&td->td_ast) & TDA_SCHED) || ULT_LD(&td->td_owepreempt) ||
-	    ULT_LD(&w->ipi)) {
-		ult__userret();
-		return;
-	}
-	thread_lock(td);
-	ult__mi_switch(ut, SW_VOL | SWT_RELINQUISH, NULL);
-	ult__userret();
-}
-
-int
-ult_sleep_until(uint64_t deadline)
-{
-	struct ult_thread *ut = ult__self_ut();
-	struct ult__waiter w;
-	struct timespec ts;
-
-	if (ut == NULL) {
-		ult__os_timespec(deadline, &ts);
-		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
-			   NULL) == EINTR)
-			;
-		return (0);
-	}
-	if (!ult__running())
-		return (ENXIO);
-	/* 0 means "no deadline" to the sleep queue; here it has passed, and
-	 * the wait returns at once.  Only the timeout ends this sleep. */
-	if (deadline == 0)
-		deadline = 1;
-	do {
-		ult__waiter_self(&w);
-		ult__sleepq_lock(&ut->slp_timer);
-		ult__sleepq_add(&ut->slp_timer, &w);
-	} while (ult__sleepq_wait(&ut->slp_timer, &w, deadline) != ETIMEDOUT);
-	ult__userret();
-	return (0);
-}
-
-int
-ult_sleep_ns(uint64_t ns)
-{
-	uint64_t now = ult_now();
-
-	/* Saturate: a wrapped sum would be a deadline in the past. */
-	return (ult_sleep_until(ns > UINT64_MAX - now ? UINT64_MAX : now + ns));
-}
-
-uint64_t
-ult_now(void)
-{
-	return (ult__now_unmarked());
-}
-
-/* Resolve t (NULL: the caller) and lock it; ESRCH if it is gone. */
-static int
-thread_lock_handle(ult_thread_t **t, int alive_only)
-{
-	if (!ult__running())
-		return (ENXIO);
-	if (*t == NULL && (*t = ult__self_ut()) == NULL)
-		return (EINVAL);
-	thread_lock(&(*t)->td);
-	if (ULT_LD(&(*t)->lstate) == UT_FREE ||
-	    (alive_only && ULT_LD(&(*t)->lstate) != UT_ALIVE)) {
-		thread_unlock(&(*t)->td);
-		return (ESRCH);
-	}
-	return (0);
-}
-
-int
-ult_setnice(ult_thread_t *t, int nice)
-{
-	int err;
-
-	if (nice < PRIO_MIN || nice > PRIO_MAX)
-		return (ult__running() ? EINVAL : ENXIO);
-	if ((err = thread_lock_handle(&t, 1)) != 0)
-		return (err);
-	ult__rt.sched->nice(&t->td, nice);
-	thread_unlock(&t->td);
-	if (t == ult__self_ut())
-		ult__userret();
-	return (0);
-}
-
-int
-ult_getnice(ult_thread_t *t, int *nice)
-{
-	int err;
-
-	if (nice == NULL)
-		return (ult__running() ? EINVAL : ENXIO);
-	if ((err = thread_lock_handle(&t, 0)) != 0)
-		return (err);
-	*nice = t->td.td_nice;
-	thread_unlock(&t->td);
-	return (0);
-}
-
-int
-ult_bind(ult_thread_t *t, int cpu)
-{
-	struct ult_thread *self = ult__self_ut();
-	int err, move;
-
-	if (cpu < -1 || (ult__running() && cpu >= ult__rt.ncpu))
-		return (ult__running() ? EINVAL : ENXIO);
-	if ((err = thread_lock_handle(&t, 1)) != 0)
-		return (err);
-	t->bind_pending = 0;
-	if (cpu < 0) {
-		ult__rt.sched->unbind(&t->td);
-		thread_unlock(&t->td);
-		return (0);
-	}
-	if (t != self && (TD_IS_RUNNING(&t->td) || t->preempt_pinned)) {
-		/*
-		 * Only a thread's own switch may move it while it runs (the
-		 * policy keeps a running thread's queue where it runs): record
-		 * the binding for t's next switch.  A preempted t, running or
-		 * queued, may hold its worker's TLS addresses (the migration
-		 * rule in preempt.c), so for it that switch must be a voluntary
-		 * one.  Without asynchronous preemption, ask for a switch at
-		 * t's next runtime exit.
-		 */
-		t->bind_pending = cpu + 1;
-		if (!t->preempt_pinned && ult__rt.preempt <= 0)
-			mach_ast(&t->td, t->td.td_oncpu);
-		thread_unlock(&t->td);
-		return (0);
-	}
-	move = ult__rt.sched->bind(&t->td, cpu);
-	if (move && t == self) {
-		/* sched_bind: switch now; we come back on `cpu'. */
-		ult__mi_switch(self, SW_VOL | SWT_BIND, NULL);
-		ult__userret();
-		return (0);
-	}
-	thread_unlock(&t->td);
-	return (0);
-}
-
-int
-ult_setclass(ult_thread_t *t, int cls, int prio)
-{
-	int err;
-
-	if (cls < ULT_CLASS_TIMESHARE || cls > ULT_CLASS_IDLE ||
-	    prio < RTP_PRIO_MIN || prio > RTP_PRIO_MAX)
-		return (ult__running() ? EINVAL : ENXIO);
-	if ((err = thread_lock_handle(&t, 1)) != 0)
-		return (err);
-	class_apply(&t->td, cls, prio);
-	thread_unlock(&t->td);
-	if (t == ult__self_ut())
-		ult__userret();
-	return (0);
-}
-
-int
-ult_getclass(ult_thread_t *t, int *cls, int *prio)
-{
-	int err, pc;
-
-	if (cls == NULL || prio == NULL)
-		return (ult__running() ? EINVAL : ENXIO);
-	if ((err = thread_lock_handle(&t, 0)) != 0)
-		return (err);
-	pc = t->td.td_pri_class;
-	if (pc == PRI_FIFO || PRI_BASE(pc) == PRI_REALTIME) {
-		*cls =
-		    pc == PRI_FIFO ? ULT_CLASS_REALTIME : ULT_CLASS_REALTIME_RR;
-		*prio = t->td.td_base_user_pri - PRI_MIN_REALTIME;
-	} else if (pc == PRI_IDLE) {
-		*cls = ULT_CLASS_IDLE;
-		*prio = t->td.td_base_user_pri - PRI_MIN_IDLE;
-	} else {
-		*cls = ULT_CLASS_TIMESHARE;
-		*prio = 0;
-	}
-	thread_unlock(&t->td);
 	return (0);
 }

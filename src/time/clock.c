@@ -19,7 +19,7 @@
 #include <pthread.h>
 #include <sys/prctl.h>
 
-#include "runtime.h"
+#include "../core/runtime.h"
 
 #define STAT_PERIOD_NS (1000000000ull / ULT_STATHZ)
 

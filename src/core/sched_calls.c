@@ -1,0 +1,202 @@
+/*
+ * The per-thread calls that act through the scheduling policy: yield,
+ * nice, bind and class (FreeBSD keeps their counterparts in
+ * kern_resource.c and kern_cpuset.c, beside kern_thread.c's lifecycle).
+ * Each resolves its handle under the thread lock.
+ */
+#include <errno.h>
+#include <sched.h>
+
+#include "runtime.h"
+
+/*
+ * FreeBSD's rtp_to_pri: a class and, outside timeshare, a fixed user
+ * priority in its band (td locked).  Timeshare goes back to the policy's
+ * computed priority.
+ */
+void
+ult__class_apply(struct thread *td, int cls, int prio)
+{
+	const struct sched_ops *s = ult__rt.sched;
+	int pc, pri;
+
+	switch (cls) {
+	case ULT_CLASS_REALTIME:
+		pc = PRI_FIFO;
+		pri = PRI_MIN_REALTIME + prio;
+		break;
+	case ULT_CLASS_REALTIME_RR:
+		pc = PRI_REALTIME;
+		pri = PRI_MIN_REALTIME + prio;
+		break;
+	case ULT_CLASS_IDLE:
+		pc = PRI_IDLE;
+		pri = PRI_MIN_IDLE + prio;
+		break;
+	default:
+		s->set_class(td, PRI_TIMESHARE);
+		s->nice(td, td->td_nice);
+		return;
+	}
+	s->set_class(td, pc);
+	td->td_base_user_pri = (uint8_t)pri;
+	td_set_user_pri(td,
+	    pri < td->td_lend_user_pri ? pri : td->td_lend_user_pri);
+	s->prio(td, td->td_user_pri);
+}
+
+void
+ult_yield(void)
+{
+	struct ult__worker *w = ult__worker_self();
+	struct ult_thread *ut;
+	struct thread *td;
+
+	if (w == NULL || (ut = w->curthread) == &w->idle) {
+		sched_yield();
+		return;
+	}
+	td = &ut->td;
+	/* A pending AST (slice end, better thread queued) does the switch
+	 * itself, as it would on the way back to user mode. */
+	if ((ULT_LD(&td->td_ast) & TDA_SCHED) || ULT_LD(&td->td_owepreempt) ||
+	    ULT_LD(&w->ipi)) {
+		ult__userret();
+		return;
+	}
+	thread_lock(td);
+	ult__mi_switch(ut, SW_VOL | SWT_RELINQUISH, NULL);
+	ult__userret();
+}
+
+/* Resolve t (NULL: the caller) and lock it; ESRCH if it is gone. */
+int
+ult__thread_lock_handle(ult_thread_t **t, int alive_only)
+{
+	if (!ult__running())
+		return (ENXIO);
+	if (*t == NULL && (*t = ult__self_ut()) == NULL)
+		return (EINVAL);
+	thread_lock(&(*t)->td);
+	if (ULT_LD(&(*t)->lstate) == UT_FREE ||
+	    (alive_only && ULT_LD(&(*t)->lstate) != UT_ALIVE)) {
+		thread_unlock(&(*t)->td);
+		return (ESRCH);
+	}
+	return (0);
+}
+
+int
+ult_setnice(ult_thread_t *t, int nice)
+{
+	int err;
+
+	if (nice < PRIO_MIN || nice > PRIO_MAX)
+		return (ult__running() ? EINVAL : ENXIO);
+	if ((err = ult__thread_lock_handle(&t, 1)) != 0)
+		return (err);
+	ult__rt.sched->nice(&t->td, nice);
+	thread_unlock(&t->td);
+	if (t == ult__self_ut())
+		ult__userret();
+	return (0);
+}
+
+int
+ult_getnice(ult_thread_t *t, int *nice)
+{
+	int err;
+
+	if (nice == NULL)
+		return (ult__running() ? EINVAL : ENXIO);
+	if ((err = ult__thread_lock_handle(&t, 0)) != 0)
+		return (err);
+	*nice = t->td.td_nice;
+	thread_unlock(&t->td);
+	return (0);
+}
+
+int
+ult_bind(ult_thread_t *t, int cpu)
+{
+	struct ult_thread *self = ult__self_ut();
+	int err, move;
+
+	if (cpu < -1 || (ult__running() && cpu >= ult__rt.ncpu))
+		return (ult__running() ? EINVAL : ENXIO);
+	if ((err = ult__thread_lock_handle(&t, 1)) != 0)
+		return (err);
+	t->bind_pending = 0;
+	if (cpu < 0) {
+		ult__rt.sched->unbind(&t->td);
+		thread_unlock(&t->td);
+		return (0);
+	}
+	if (t != self && (TD_IS_RUNNING(&t->td) || t->preempt_pinned)) {
+		/*
+		 * Only a thread's own switch may move it while it runs (the
+		 * policy keeps a running thread's queue where it runs): record
+		 * the binding for t's next switch.  A preempted t, running or
+		 * queued, may hold its worker's TLS addresses (the migration
+		 * rule in preempt.c), so for it that switch must be a voluntary
+		 * one.  Without asynchronous preemption, ask for a switch at
+		 * t's next runtime exit.
+		 */
+		t->bind_pending = cpu + 1;
+		if (!t->preempt_pinned && ult__rt.preempt <= 0)
+			mach_ast(&t->td, t->td.td_oncpu);
+		thread_unlock(&t->td);
+		return (0);
+	}
+	move = ult__rt.sched->bind(&t->td, cpu);
+	if (move && t == self) {
+		/* sched_bind: switch now; we come back on `cpu'. */
+		ult__mi_switch(self, SW_VOL | SWT_BIND, NULL);
+		ult__userret();
+		return (0);
+	}
+	thread_unlock(&t->td);
+	return (0);
+}
+
+int
+ult_setclass(ult_thread_t *t, int cls, int prio)
+{
+	int err;
+
+	if (cls < ULT_CLASS_TIMESHARE || cls > ULT_CLASS_IDLE ||
+	    prio < RTP_PRIO_MIN || prio > RTP_PRIO_MAX)
+		return (ult__running() ? EINVAL : ENXIO);
+	if ((err = ult__thread_lock_handle(&t, 1)) != 0)
+		return (err);
+	ult__class_apply(&t->td, cls, prio);
+	thread_unlock(&t->td);
+	if (t == ult__self_ut())
+		ult__userret();
+	return (0);
+}
+
+int
+ult_getclass(ult_thread_t *t, int *cls, int *prio)
+{
+	int err, pc;
+
+	if (cls == NULL || prio == NULL)
+		return (ult__running() ? EINVAL : ENXIO);
+	if ((err = ult__thread_lock_handle(&t, 0)) != 0)
+		return (err);
+	pc = t->td.td_pri_class;
+	if (pc == PRI_FIFO || PRI_BASE(pc) == PRI_REALTIME) {
+		*cls =
+		    pc == PRI_FIFO ? ULT_CLASS_REALTIME : ULT_CLASS_REALTIME_RR;
+		*prio = t->td.td_base_user_pri - PRI_MIN_REALTIME;
+	} else if (pc == PRI_IDLE) {
+		*cls = ULT_CLASS_IDLE;
+		*prio = t->td.td_base_user_pri - PRI_MIN_IDLE;
+	} else {
+		*cls = ULT_CLASS_TIMESHARE;
+		*prio = 0;
+	}
+	thread_unlock(&t->td);
+	return (0);
+}

@@ -1,0 +1,54 @@
+/*
+ * Sleeping and the clock's public face: ult_sleep_until and ult_sleep_ns
+ * (a uthread sleeps on its CPU's timer heap, a foreign thread in
+ * clock_nanosleep) and ult_now.
+ */
+#include <errno.h>
+#include <time.h>
+
+#include "../core/runtime.h"
+#include "../sync/sleepq.h"
+
+int
+ult_sleep_until(uint64_t deadline)
+{
+	struct ult_thread *ut = ult__self_ut();
+	struct ult__waiter w;
+	struct timespec ts;
+
+	if (ut == NULL) {
+		ult__os_timespec(deadline, &ts);
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts,
+			   NULL) == EINTR)
+			;
+		return (0);
+	}
+	if (!ult__running())
+		return (ENXIO);
+	/* 0 means "no deadline" to the sleep queue; here it has passed, and
+	 * the wait returns at once.  Only the timeout ends this sleep. */
+	if (deadline == 0)
+		deadline = 1;
+	do {
+		ult__waiter_self(&w);
+		ult__sleepq_lock(&ut->slp_timer);
+		ult__sleepq_add(&ut->slp_timer, &w);
+	} while (ult__sleepq_wait(&ut->slp_timer, &w, deadline) != ETIMEDOUT);
+	ult__userret();
+	return (0);
+}
+
+int
+ult_sleep_ns(uint64_t ns)
+{
+	uint64_t now = ult_now();
+
+	/* Saturate: a wrapped sum would be a deadline in the past. */
+	return (ult_sleep_until(ns > UINT64_MAX - now ? UINT64_MAX : now + ns));
+}
+
+uint64_t
+ult_now(void)
+{
+	return (ult__now_unmarked());
+}
