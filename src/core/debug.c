@@ -57,14 +57,12 @@ dump_thread(struct ult_thread *ut, void *arg)
 	    "turnstile %p switches %llu/%llu",
 	    (void *)td, (unsigned long long)ut->id, ut->name,
 	    ULT_LD(&ut->lstate), td->td_state, (unsigned)td->td_inhibitors,
-	    (unsigned)td->td_flags,
-	    __atomic_load_n(&td->td_priority, __ATOMIC_RELAXED),
-	    td->td_base_pri, td->td_user_pri, td->td_pri_class, td->td_nice,
-	    td->td_pinned, td->td_oncpu, td->td_lastcpu, st.cpu, lock_name(m),
-	    (void *)m, ULT_LD(&td->td_ast), ULT_LD(&td->td_owepreempt),
-	    ut->bind_pending, ut->preempt_pinned, ULT_LD(&ut->nopreempt),
-	    ULT_LD(&ut->wchan), (void *)ut->ts_blocked,
-	    (unsigned long long)ULT_LD(&ut->nvcsw),
+	    (unsigned)td->td_flags, ULT_PLD(&td->td_priority), td->td_base_pri,
+	    td->td_user_pri, td->td_pri_class, td->td_nice, td->td_pinned,
+	    td->td_oncpu, td->td_lastcpu, st.cpu, lock_name(m), (void *)m,
+	    ULT_LD(&td->td_ast), ULT_LD(&td->td_owepreempt), ut->bind_pending,
+	    ut->preempt_pinned, ULT_LD(&ut->nopreempt), ULT_LD(&ut->wchan),
+	    (void *)ut->ts_blocked, (unsigned long long)ULT_LD(&ut->nvcsw),
 	    (unsigned long long)ULT_LD(&ut->nivcsw));
 }
 

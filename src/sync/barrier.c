@@ -80,9 +80,9 @@ ult_once(ult_once_t *o, void (*fn)(void))
 
 	if (o == NULL || fn == NULL)
 		return (EINVAL);
-	if (SY_LD_ACQ(&o->_state) == ONCE_DONE)
+	if (ULT_PLD_ACQ(&o->_state) == ONCE_DONE)
 		return (0);
-	if (SY_CAS_ACQ(&o->_state, &v, ONCE_RUNNING)) {
+	if (ULT_PCAS_ACQ(&o->_state, &v, ONCE_RUNNING)) {
 		fn();
 		v = __atomic_exchange_n(&o->_state, ONCE_DONE,
 		    __ATOMIC_ACQ_REL);
@@ -96,10 +96,10 @@ ult_once(ult_once_t *o, void (*fn)(void))
 	ult__waiter_self(&w);
 	ult__sleepq_lock(o);
 	for (;;) {
-		v = SY_LD_ACQ(&o->_state);
+		v = ULT_PLD_ACQ(&o->_state);
 		if (v == ONCE_DONE)
 			break;
-		if (v == ONCE_RUNNING && !SY_CAS(&o->_state, &v, ONCE_WAITED))
+		if (v == ONCE_RUNNING && !ULT_PCAS(&o->_state, &v, ONCE_WAITED))
 			continue;
 		ult__sleepq_add(o, &w);
 		ult__sleepq_wait(o, &w, 0);

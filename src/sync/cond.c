@@ -14,7 +14,7 @@ ult_cond_init(ult_cond_t *c)
 {
 	if (c == NULL)
 		return (EINVAL);
-	SY_ST(&c->_waiters, 0);
+	ULT_PST(&c->_waiters, 0);
 	c->_spare = 0;
 	c->_spare2 = 0;
 	return (0);
@@ -25,7 +25,7 @@ ult_cond_destroy(ult_cond_t *c)
 {
 	if (c == NULL)
 		return (EINVAL);
-	return (SY_LD_ACQ(&c->_waiters) != 0 ? EBUSY : 0);
+	return (ULT_PLD_ACQ(&c->_waiters) != 0 ? EBUSY : 0);
 }
 
 static int
@@ -38,7 +38,7 @@ cond_wait(ult_cond_t *c, ult_mutex_t *m, uint64_t deadline)
 	if (c == NULL || m == NULL)
 		return (EINVAL);
 	self = ult__waiter_self(&w);
-	if ((SY_LD(&m->_word) & ~(uintptr_t)1) != self)
+	if ((ULT_PLD(&m->_word) & ~(uintptr_t)1) != self)
 		return (EPERM);
 	/* Queue before releasing m: a signal after our unlock finds us. */
 	ult__sleepq_lock(c);
@@ -71,7 +71,7 @@ cond_wake(ult_cond_t *c, int all)
 
 	if (c == NULL)
 		return (EINVAL);
-	if (SY_LD_ACQ(&c->_waiters) == 0)
+	if (ULT_PLD_ACQ(&c->_waiters) == 0)
 		return (0);
 	ult__sleepq_lock(c);
 	/* Count them out before any can run: a woken waiter may destroy

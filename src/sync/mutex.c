@@ -34,7 +34,7 @@ ult__sync_spin(const uintptr_t *word, uintptr_t seen, uintptr_t owner)
 		return (0);
 	for (int i = 0; i < SYNC_SPINS; i++) {
 		ult__cpu_relax();
-		if (SY_LD(word) != seen)
+		if (ULT_PLD(word) != seen)
 			return (1);
 		if (o != NULL && !ULT_LD(&o->oncpu))
 			return (0);
@@ -47,7 +47,7 @@ ult_mutex_init(ult_mutex_t *m)
 {
 	if (m == NULL)
 		return (EINVAL);
-	SY_ST(&m->_word, 0);
+	ULT_PST(&m->_word, 0);
 	m->_spare = 0;
 	return (0);
 }
@@ -57,7 +57,7 @@ ult_mutex_destroy(ult_mutex_t *m)
 {
 	if (m == NULL)
 		return (EINVAL);
-	return (SY_LD_ACQ(&m->_word) != 0 ? EBUSY : 0);
+	return (ULT_PLD_ACQ(&m->_word) != 0 ? EBUSY : 0);
 }
 
 static int
@@ -65,9 +65,7 @@ own_pri(uintptr_t self)
 {
 	struct ult_thread *ut = ult__sync_id_thread(self);
 
-	return (ut != NULL
-		? __atomic_load_n(&ut->td.td_user_pri, __ATOMIC_RELAXED)
-		: SYNC_PRI_FOREIGN);
+	return (ut != NULL ? ULT_PLD(&ut->td.td_user_pri) : SYNC_PRI_FOREIGN);
 }
 
 static int
@@ -79,10 +77,10 @@ lock_slow(ult_mutex_t *m, uintptr_t self, uint64_t deadline)
 	unsigned backoff = 0;
 
 	for (;;) {
-		uintptr_t v = SY_LD(&m->_word);
+		uintptr_t v = ULT_PLD(&m->_word);
 
 		if (MTX_OWNER(v) == 0) {
-			if (SY_CAS_ACQREL(&m->_word, &v, v | self)) {
+			if (ULT_PCAS_ACQREL(&m->_word, &v, v | self)) {
 				if (v & MTX_CONTESTED)
 					ult__ts_claim(m, self);
 				return (0);
@@ -104,10 +102,10 @@ lock_slow(ult_mutex_t *m, uintptr_t self, uint64_t deadline)
 		if (requeued)
 			w.flags |= WF_REQUEUED;
 		ts = ult__ts_lookup(m);
-		v = SY_LD_ACQ(&m->_word); /* the owner's thread, below */
+		v = ULT_PLD_ACQ(&m->_word); /* the owner's thread, below */
 		if (MTX_OWNER(v) == 0 ||
 		    (!(v & MTX_CONTESTED) &&
-			!SY_CAS(&m->_word, &v, v | MTX_CONTESTED))) {
+			!ULT_PCAS(&m->_word, &v, v | MTX_CONTESTED))) {
 			ult__ts_release(m, ts);
 			continue;
 		}
@@ -131,7 +129,7 @@ mutex_lock(ult_mutex_t *m, uint64_t deadline)
 	if (m == NULL)
 		return (EINVAL);
 	self = ult__sync_self_id();
-	if (ULT_LIKELY(SY_CAS_ACQREL(&m->_word, &v, self)))
+	if (ULT_LIKELY(ULT_PCAS_ACQREL(&m->_word, &v, self)))
 		return (0);
 	r = lock_slow(m, self, deadline);
 	ult__sync_done();
@@ -165,10 +163,10 @@ ult_mutex_trylock(ult_mutex_t *m)
 	if (m == NULL)
 		return (EINVAL);
 	self = ult__sync_self_id();
-	if (SY_CAS_ACQREL(&m->_word, &v, self))
+	if (ULT_PCAS_ACQREL(&m->_word, &v, self))
 		return (0);
 	/* Free but contested: take it, and the waiters' lend. */
-	if (MTX_OWNER(v) == 0 && SY_CAS_ACQREL(&m->_word, &v, v | self)) {
+	if (MTX_OWNER(v) == 0 && ULT_PCAS_ACQREL(&m->_word, &v, v | self)) {
 		ult__ts_claim(m, self);
 		return (0);
 	}
@@ -181,14 +179,14 @@ unlock_slow(ult_mutex_t *m, uintptr_t self)
 {
 	struct ult__turnstile *ts;
 	struct ult__waiter *w;
-	uintptr_t v = SY_LD(&m->_word), more;
+	uintptr_t v = ULT_PLD(&m->_word), more;
 
 	if (MTX_OWNER(v) != self)
 		return (EPERM);
 	ts = ult__ts_lookup(m);
 	if (ts == NULL || (w = ult__ts_head(ts, TS_EXCLUSIVE_QUEUE)) == NULL) {
 		/* The waiters timed out. */
-		SY_ST_REL(&m->_word, 0);
+		ULT_PST_REL(&m->_word, 0);
 		ult__ts_release(m, ts);
 		return (0);
 	}
@@ -197,11 +195,11 @@ unlock_slow(ult_mutex_t *m, uintptr_t self)
 		uintptr_t id = w->id;
 
 		ult__ts_signal(ts, TS_EXCLUSIVE_QUEUE, SYNC_GRANTED);
-		SY_ST_REL(&m->_word, id | more);
+		ULT_PST_REL(&m->_word, id | more);
 		ult__ts_unpend(m, ts, id);
 	} else {
 		ult__ts_signal(ts, TS_EXCLUSIVE_QUEUE, 0);
-		SY_ST_REL(&m->_word, more);
+		ULT_PST_REL(&m->_word, more);
 		ult__ts_unpend(m, ts, 0);
 	}
 	return (0);
@@ -212,7 +210,7 @@ ult__mutex_unlock_locked(ult_mutex_t *m, uintptr_t self)
 {
 	uintptr_t v = self;
 
-	if (ULT_LIKELY(SY_CAS_REL(&m->_word, &v, 0)))
+	if (ULT_LIKELY(ULT_PCAS_REL(&m->_word, &v, 0)))
 		return (0);
 	return (unlock_slow(m, self));
 }
@@ -227,7 +225,7 @@ ult_mutex_unlock(ult_mutex_t *m)
 		return (EINVAL);
 	self = ult__sync_self_id();
 	v = self;
-	if (ULT_LIKELY(SY_CAS_REL(&m->_word, &v, 0)))
+	if (ULT_LIKELY(ULT_PCAS_REL(&m->_word, &v, 0)))
 		return (0);
 	r = unlock_slow(m, self);
 	ult__sync_done();

@@ -27,8 +27,8 @@ ult_rwlock_init(ult_rwlock_t *rw)
 {
 	if (rw == NULL)
 		return (EINVAL);
-	SY_ST(&rw->_state, 0);
-	SY_ST(&rw->_owner, 0);
+	ULT_PST(&rw->_state, 0);
+	ULT_PST(&rw->_owner, 0);
 	rw->_spare = 0;
 	rw->_spare2[0] = rw->_spare2[1] = 0;
 	return (0);
@@ -39,7 +39,7 @@ ult_rwlock_destroy(ult_rwlock_t *rw)
 {
 	if (rw == NULL)
 		return (EINVAL);
-	return (SY_LD_ACQ(&rw->_state) != 0 ? EBUSY : 0);
+	return (ULT_PLD_ACQ(&rw->_state) != 0 ? EBUSY : 0);
 }
 
 int
@@ -49,9 +49,9 @@ ult_rwlock_tryrdlock(ult_rwlock_t *rw)
 
 	if (rw == NULL)
 		return (EINVAL);
-	v = SY_LD(&rw->_state);
+	v = ULT_PLD(&rw->_state);
 	while (!(v & (RW_WRITE | RW_WWAIT)))
-		if (SY_CAS_ACQ(&rw->_state, &v, v + RW_ONE))
+		if (ULT_PCAS_ACQ(&rw->_state, &v, v + RW_ONE))
 			return (0);
 	return (EBUSY);
 }
@@ -63,9 +63,9 @@ ult_rwlock_trywrlock(ult_rwlock_t *rw)
 
 	if (rw == NULL)
 		return (EINVAL);
-	if (!SY_CAS_ACQ(&rw->_state, &v, RW_WRITE))
+	if (!ULT_PCAS_ACQ(&rw->_state, &v, RW_WRITE))
 		return (EBUSY);
-	SY_ST_REL(&rw->_owner, ult__sync_self_id());
+	ULT_PST_REL(&rw->_owner, ult__sync_self_id());
 	return (0);
 }
 
@@ -99,17 +99,17 @@ rw_block(ult_rwlock_t *rw, int queue, unsigned flag)
 	}
 	ult__waiter_self(&w);
 	ts = ult__ts_lookup(rw);
-	v = SY_LD(&rw->_state);
+	v = ULT_PLD(&rw->_state);
 	if (rw_open(v, queue)) {
 		ult__ts_release(rw, ts);
 		return (0);
 	}
-	if (!(v & flag) && !SY_CAS(&rw->_state, &v, v | flag)) {
+	if (!(v & flag) && !ULT_PCAS(&rw->_state, &v, v | flag)) {
 		ult__ts_release(rw, ts);
 		return (0);
 	}
 	/* Acquire: the waiter touches the owner's thread (set_owner). */
-	owner = (v & RW_WRITE) ? SY_LD_ACQ(&rw->_owner) : 0;
+	owner = (v & RW_WRITE) ? ULT_PLD_ACQ(&rw->_owner) : 0;
 	r = ult__ts_wait(rw, ts, owner, queue, &w, 0);
 	if (r == SYNC_GRANTED)
 		return (1); /* the wakeup ordered us after the releaser */
@@ -122,15 +122,15 @@ rdlock_slow(ult_rwlock_t *rw)
 	uintptr_t self = ult__sync_self_id();
 
 	for (;;) {
-		unsigned v = SY_LD(&rw->_state);
+		unsigned v = ULT_PLD(&rw->_state);
 		int r;
 
 		if (!(v & (RW_WRITE | RW_WWAIT))) {
-			if (SY_CAS_ACQ(&rw->_state, &v, v + RW_ONE))
+			if (ULT_PCAS_ACQ(&rw->_state, &v, v + RW_ONE))
 				return (0);
 			continue;
 		}
-		if ((v & RW_WRITE) && SY_LD(&rw->_owner) == self)
+		if ((v & RW_WRITE) && ULT_PLD(&rw->_owner) == self)
 			return (EDEADLK);
 		r = rw_block(rw, TS_SHARED_QUEUE, RW_RWAIT);
 		if (r == 1)
@@ -158,17 +158,17 @@ static int
 wrlock_slow(ult_rwlock_t *rw, uintptr_t self)
 {
 	for (;;) {
-		unsigned v = SY_LD(&rw->_state);
+		unsigned v = ULT_PLD(&rw->_state);
 		int r;
 
 		if (!RW_HELD(v)) {
-			if (SY_CAS_ACQ(&rw->_state, &v, v | RW_WRITE)) {
-				SY_ST_REL(&rw->_owner, self);
+			if (ULT_PCAS_ACQ(&rw->_state, &v, v | RW_WRITE)) {
+				ULT_PST_REL(&rw->_owner, self);
 				return (0);
 			}
 			continue;
 		}
-		if ((v & RW_WRITE) && SY_LD(&rw->_owner) == self)
+		if ((v & RW_WRITE) && ULT_PLD(&rw->_owner) == self)
 			return (EDEADLK);
 		r = rw_block(rw, TS_EXCLUSIVE_QUEUE, RW_WWAIT);
 		if (r == 1)
@@ -188,8 +188,8 @@ ult_rwlock_wrlock(ult_rwlock_t *rw)
 	if (rw == NULL)
 		return (EINVAL);
 	self = ult__sync_self_id();
-	if (SY_CAS_ACQ(&rw->_state, &v, RW_WRITE)) {
-		SY_ST_REL(&rw->_owner, self);
+	if (ULT_PCAS_ACQ(&rw->_state, &v, RW_WRITE)) {
+		ULT_PST_REL(&rw->_owner, self);
 		return (0);
 	}
 	r = wrlock_slow(rw, self);
@@ -207,8 +207,8 @@ grant_writer(ult_rwlock_t *rw, struct ult__turnstile *ts, unsigned keep)
 	    ult__ts_count(ts, TS_EXCLUSIVE_QUEUE) > 1 ? RW_WWAIT : 0;
 
 	ult__ts_signal(ts, TS_EXCLUSIVE_QUEUE, SYNC_GRANTED);
-	SY_ST_REL(&rw->_owner, id);
-	SY_ST_REL(&rw->_state, RW_WRITE | more | keep);
+	ULT_PST_REL(&rw->_owner, id);
+	ULT_PST_REL(&rw->_state, RW_WRITE | more | keep);
 	ult__ts_unpend(rw, ts, id);
 }
 
@@ -220,7 +220,7 @@ wrunlock_slow(ult_rwlock_t *rw)
 	int nr, nw;
 
 	if (ts == NULL) { /* cannot happen: flags imply waiters */
-		SY_ST_REL(&rw->_state, 0);
+		ULT_PST_REL(&rw->_state, 0);
 		ult__ts_release(rw, NULL);
 		return;
 	}
@@ -231,7 +231,7 @@ wrunlock_slow(ult_rwlock_t *rw)
 		return;
 	}
 	ult__ts_broadcast(ts, TS_SHARED_QUEUE, SYNC_GRANTED);
-	SY_ST_REL(&rw->_state, (unsigned)nr * RW_ONE | (nw ? RW_WWAIT : 0));
+	ULT_PST_REL(&rw->_state, (unsigned)nr * RW_ONE | (nw ? RW_WWAIT : 0));
 	ult__ts_unpend(rw, ts, 0);
 }
 
@@ -241,7 +241,7 @@ static int
 rdunlock_slow(ult_rwlock_t *rw)
 {
 	struct ult__turnstile *ts = ult__ts_lookup(rw);
-	unsigned v = SY_LD(&rw->_state);
+	unsigned v = ULT_PLD(&rw->_state);
 
 	if (RW_READERS(v) != 1 || !(v & RW_WWAIT) || ts == NULL ||
 	    ult__ts_count(ts, TS_EXCLUSIVE_QUEUE) == 0) {
@@ -259,12 +259,12 @@ ult_rwlock_unlock(ult_rwlock_t *rw)
 
 	if (rw == NULL)
 		return (EINVAL);
-	v = SY_LD(&rw->_state);
+	v = ULT_PLD(&rw->_state);
 	if (v & RW_WRITE) {
-		if (SY_LD(&rw->_owner) != ult__sync_self_id())
+		if (ULT_PLD(&rw->_owner) != ult__sync_self_id())
 			return (EPERM);
-		SY_ST(&rw->_owner, 0);
-		if (v == RW_WRITE && SY_CAS_REL(&rw->_state, &v, 0))
+		ULT_PST(&rw->_owner, 0);
+		if (v == RW_WRITE && ULT_PCAS_REL(&rw->_state, &v, 0))
 			return (0);
 		wrunlock_slow(rw);
 		ult__sync_done();
@@ -274,7 +274,7 @@ ult_rwlock_unlock(ult_rwlock_t *rw)
 		if (RW_READERS(v) == 0)
 			return (EPERM);
 		if (RW_READERS(v) > 1 || !(v & RW_WWAIT)) {
-			if (SY_CAS_REL(&rw->_state, &v, v - RW_ONE))
+			if (ULT_PCAS_REL(&rw->_state, &v, v - RW_ONE))
 				return (0);
 			continue;
 		}
@@ -282,6 +282,6 @@ ult_rwlock_unlock(ult_rwlock_t *rw)
 			ult__sync_done();
 			return (0);
 		}
-		v = SY_LD(&rw->_state);
+		v = ULT_PLD(&rw->_state);
 	}
 }

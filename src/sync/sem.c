@@ -24,7 +24,7 @@ ult_sem_init(ult_sem_t *s, unsigned value)
 {
 	if (s == NULL || value > ULT_SEM_VALUE_MAX)
 		return (EINVAL);
-	SY_ST(&s->_word, (uint64_t)value);
+	ULT_PST(&s->_word, (uint64_t)value);
 	s->_spare = 0;
 	return (0);
 }
@@ -34,7 +34,7 @@ ult_sem_destroy(ult_sem_t *s)
 {
 	if (s == NULL)
 		return (EINVAL);
-	return (SEM_WAITERS(SY_LD_ACQ(&s->_word)) != 0 ? EBUSY : 0);
+	return (SEM_WAITERS(ULT_PLD_ACQ(&s->_word)) != 0 ? EBUSY : 0);
 }
 
 int
@@ -42,7 +42,7 @@ ult_sem_getvalue(ult_sem_t *s, int *value)
 {
 	if (s == NULL || value == NULL)
 		return (EINVAL);
-	*value = (int)SEM_VALUE(SY_LD(&s->_word));
+	*value = (int)SEM_VALUE(ULT_PLD(&s->_word));
 	return (0);
 }
 
@@ -53,9 +53,9 @@ ult_sem_trywait(ult_sem_t *s)
 
 	if (s == NULL)
 		return (EINVAL);
-	v = SY_LD(&s->_word);
+	v = ULT_PLD(&s->_word);
 	while (SEM_VALUE(v) > 0)
-		if (SY_CAS_ACQ(&s->_word, &v, v - 1))
+		if (ULT_PCAS_ACQ(&s->_word, &v, v - 1))
 			return (0);
 	return (EAGAIN);
 }
@@ -72,7 +72,7 @@ sem_wait_slow(ult_sem_t *s, uint64_t deadline)
 	v = __atomic_add_fetch(&s->_word, SEM_W1, __ATOMIC_SEQ_CST);
 	for (;;) {
 		while (SEM_VALUE(v) > 0) {
-			if (SY_CAS(&s->_word, &v, v - 1 - SEM_W1)) {
+			if (ULT_PCAS(&s->_word, &v, v - 1 - SEM_W1)) {
 				ult__sleepq_release(s);
 				return (0);
 			}
@@ -84,7 +84,7 @@ sem_wait_slow(ult_sem_t *s, uint64_t deadline)
 			return (r);
 		}
 		ult__sleepq_lock(s);
-		v = SY_LD(&s->_word);
+		v = ULT_PLD(&s->_word);
 	}
 }
 
@@ -121,11 +121,11 @@ ult_sem_post(ult_sem_t *s)
 
 	if (s == NULL)
 		return (EINVAL);
-	v = SY_LD(&s->_word);
+	v = ULT_PLD(&s->_word);
 	do {
 		if (SEM_VALUE(v) >= ULT_SEM_VALUE_MAX)
 			return (EOVERFLOW);
-	} while (!SY_CAS(&s->_word, &v, v + 1));
+	} while (!ULT_PCAS(&s->_word, &v, v + 1));
 	if (SEM_WAITERS(v) == 0)
 		return (0);
 	ult__sleepq_lock(s);

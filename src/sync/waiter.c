@@ -25,9 +25,8 @@ ult__waiter_self(struct ult__waiter *w)
 	w->ut = ult__self_ut();
 	w->id = w->ut != NULL ? (uintptr_t)w->ut
 			      : ((uintptr_t)&foreign_token | SYNC_ID_FOREIGN);
-	w->pri = w->ut != NULL
-	    ? __atomic_load_n(&w->ut->td.td_priority, __ATOMIC_RELAXED)
-	    : SYNC_PRI_FOREIGN;
+	w->pri =
+	    w->ut != NULL ? ULT_PLD(&w->ut->td.td_priority) : SYNC_PRI_FOREIGN;
 	w->flags = 0;
 	w->result = 0;
 	w->ts = NULL;

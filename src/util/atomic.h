@@ -25,6 +25,35 @@ extern atomic_int ult__tsan_fence;
 #define ULT_FENCE() atomic_thread_fence(memory_order_seq_cst)
 #endif
 
+/*
+ * The same for plain objects, which C11's atomic_* cannot take: the sync
+ * objects' words live in public structs that stay free of <stdatomic.h>,
+ * and struct thread's priority bytes are written under the thread lock
+ * but read without it.  The compilers and sanitizers treat these
+ * builtins as atomics too.
+ */
+#define ULT_PLD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define ULT_PLD_ACQ(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define ULT_PST(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define ULT_PST_REL(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+/* Compare-and-swap; *expp gets the value seen.  _ACQ acquires on
+ * success, _ACQREL also releases (a mutex owner installing its identity:
+ * a waiter that reads it touches the owner's thread, which must be seen
+ * initialised), _REL only releases, the plain one is sequentially
+ * consistent. */
+#define ULT_PCAS_ACQ(p, expp, v)                                           \
+	__atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_ACQUIRE, \
+	    __ATOMIC_RELAXED)
+#define ULT_PCAS_ACQREL(p, expp, v)                                        \
+	__atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_ACQ_REL, \
+	    __ATOMIC_RELAXED)
+#define ULT_PCAS_REL(p, expp, v)                                           \
+	__atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_RELEASE, \
+	    __ATOMIC_RELAXED)
+#define ULT_PCAS(p, expp, v)                                               \
+	__atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_SEQ_CST, \
+	    __ATOMIC_SEQ_CST)
+
 #define ULT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ULT_UNLIKELY(x) __builtin_expect(!!(x), 0)
 
