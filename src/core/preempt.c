@@ -170,12 +170,7 @@ forward(int sig, siginfo_t *si, void *ucv)
 {
 	struct ult__worker *w = ult__tls_worker;
 
-	if (old_urg.sa_flags & SA_SIGINFO) {
-		if (old_urg.sa_sigaction != NULL)
-			old_urg.sa_sigaction(sig, si, ucv);
-	} else if (old_urg.sa_handler != SIG_DFL &&
-	    old_urg.sa_handler != SIG_IGN)
-		old_urg.sa_handler(sig);
+	(void)ult__sig_chain(&old_urg, sig, si, ucv);
 	/* Only one SIGURG can be pending per thread: a kick that came
 	 * while this one was pending (raise() blocks signals around its
 	 * tgkill) was dropped.  Let the clock kick again. */

@@ -108,20 +108,11 @@ real(struct libc_fn *f)
 
 #define REAL(pub, type) ((type)real(&real_##pub))
 
-/* The calling uthread, or NULL; read fresh (a uthread may migrate). */
-static inline struct ult_thread *
-current(void)
-{
-	struct ult__worker *w = ult__worker_self();
-
-	return (w != NULL && w->curthread != &w->idle ? w->curthread : NULL);
-}
-
 /* Before an acquisition. */
 static inline struct ult_thread *
 hold(void)
 {
-	struct ult_thread *ut = current();
+	struct ult_thread *ut = ult__self_ut();
 
 	if (ut != NULL)
 		ULT_ST(&ut->nopreempt, ULT_LD(&ut->nopreempt) + 1);
@@ -199,7 +190,7 @@ ult__shim_mutex_unlock(pthread_mutex_t *m)
 	int r = REAL(pthread_mutex_unlock, mutex_fn)(m);
 
 	if (r == 0)
-		drop(current());
+		drop(ult__self_ut());
 	return (r);
 }
 
@@ -281,7 +272,7 @@ pthread_rwlock_unlock(pthread_rwlock_t *rw)
 	int r = REAL(pthread_rwlock_unlock, rw_fn)(rw);
 
 	if (r == 0)
-		drop(current());
+		drop(ult__self_ut());
 	return (r);
 }
 
@@ -309,7 +300,7 @@ pthread_spin_unlock(pthread_spinlock_t *s)
 	int r = REAL(pthread_spin_unlock, spin_fn)(s);
 
 	if (r == 0)
-		drop(current());
+		drop(ult__self_ut());
 	return (r);
 }
 
@@ -335,7 +326,7 @@ __attribute__((weak)) void
 funlockfile(FILE *f)
 {
 	REAL(funlockfile, file_fn)(f);
-	drop(current());
+	drop(ult__self_ut());
 }
 
 void

@@ -276,6 +276,10 @@ extern atomic_int ult__schedctl_bound_us;
 /* signals.c */
 #define ULT__ALTSTACK_SIZE (64u * 1024)
 int ult__signals_init(void);
+/* Call the handler that old describes for sig, if it is one (not
+ * SIG_DFL or SIG_IGN); 1 if it was called. */
+int ult__sig_chain(const struct sigaction *old, int sig, siginfo_t *si,
+    void *uc);
 void ult__signals_fini(void);
 int ult__altstack_setup(struct ult__worker *w);
 int ult__altstack_install(struct ult__worker *w);

@@ -76,16 +76,23 @@ fault(int sig, siginfo_t *si, void *uc)
 		}
 	}
 	/* Not ours: let the previous disposition have it. */
+	if (!ult__sig_chain(old, sig, si, uc))
+		signal(sig, SIG_DFL);
+}
+
+int
+ult__sig_chain(const struct sigaction *old, int sig, siginfo_t *si, void *uc)
+{
 	if (old->sa_flags & SA_SIGINFO) {
-		if (old->sa_sigaction != NULL) {
-			old->sa_sigaction(sig, si, uc);
-			return;
-		}
-	} else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {
-		old->sa_handler(sig);
-		return;
+		if (old->sa_sigaction == NULL)
+			return (0);
+		old->sa_sigaction(sig, si, uc);
+		return (1);
 	}
-	signal(sig, SIG_DFL);
+	if (old->sa_handler == SIG_DFL || old->sa_handler == SIG_IGN)
+		return (0);
+	old->sa_handler(sig);
+	return (1);
 }
 
 int
