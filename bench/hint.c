@@ -152,7 +152,7 @@ main(int argc, char **argv)
 	int runs = 0;
 	const struct bw_opt opts[] = {
 	    {"--runs", BW_INT, &runs, 1, MAXRUNS, "N"},
-	    {NULL, 0, NULL, 0, 0, NULL},
+	    {0},
 	};
 
 	bw_args("hint", argc, argv, opts, NULL);

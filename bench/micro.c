@@ -475,41 +475,6 @@ case_bare_switch(void)
 	    median_of(bare_ns, RT_ULT, size(1000000, 100000)));
 }
 
-static void
-case_yield(void)
-{
-	long n = size(1000000, 20000);
-
-	pair("yield", "ns/op", yield_ns, n, n);
-}
-
-static void
-case_create_join(void)
-{
-	long n = size(100000, 5000);
-
-	pair("create_join", "ns/op", create_join_ns, n, size(10000, 500));
-	one_worker("create_join", "ns/op", create_join_ns, n);
-}
-
-static void
-case_mutex_handoff(void)
-{
-	long n = size(100000, 2000);
-
-	pair("mutex_handoff", "ns/op", mutex_handoff_ns, n, n);
-	one_worker("mutex_handoff", "ns/op", mutex_handoff_ns, n);
-}
-
-static void
-case_condvar_prodcons(void)
-{
-	long n = size(1000000, 20000);
-
-	pair("condvar_prodcons", "ns/item", condvar_prodcons_ns, n, n);
-	one_worker("condvar_prodcons", "ns/item", condvar_prodcons_ns, n);
-}
-
 static double
 mutex1_ns(int r, long n)
 {
@@ -520,23 +485,6 @@ static double
 mutex4_ns(int r, long n)
 {
 	return (mutex_ns(r, 4, n));
-}
-
-static void
-case_mutex_uncontended(void)
-{
-	long n = size(10000000, 200000);
-
-	pair("mutex_uncontended", "ns/op", mutex1_ns, n, n);
-}
-
-static void
-case_mutex_contended4(void)
-{
-	long n = size(500000, 10000);
-
-	pair("mutex_contended4", "ns/op", mutex4_ns, n, n);
-	one_worker("mutex_contended4", "ns/op", mutex4_ns, n);
 }
 
 static void
@@ -571,45 +519,109 @@ case_thread_ring(void)
 	one_worker("thread_ring", "ns/op", thread_ring_ns, n);
 }
 
-static const struct {
+/*
+ * The cases.  Most are one figure, f(runtime, size) on both runtimes and,
+ * with w1, on one ult worker too; sizes are full and quick, pthread's
+ * where they are smaller.  The others run a function of their own.
+ */
+static const struct mcase {
 	const char *name;
-	void (*fn)(void);
+	void (*own)(void);
+	double (*f)(int, long);
+	const char *metric;
+	long full, quick, pt_full, pt_quick;
+	int w1;
 	const char *what;
 } cases[] = {
-    {"bare_switch", case_bare_switch,
-	"ult__ctx_switch between two stacks, no scheduler: ns per switch"},
-    {"yield", case_yield,
-	"2 threads yield in turn; ult 1 worker, pthread both pinned to one "
-	"CPU; ns per yield"},
-    {"create_join", case_create_join,
-	"create + run + join of an empty thread from a thread, in sequence; "
-	"all workers"},
-    {"mutex_handoff", case_mutex_handoff,
-	"2 threads pass a turn (lock; wait until mine; flip; signal; "
-	"unlock); all workers; ns per handoff"},
-    {"condvar_prodcons", case_condvar_prodcons,
-	"1 producer, 1 consumer, 64-slot queue, mutex + not_full/not_empty; "
-	"all workers; ns per item"},
-    {"mutex_uncontended", case_mutex_uncontended,
-	"lock + unlock of a private mutex, 1 thread (ult on 1 worker)"},
-    {"mutex_contended4", case_mutex_contended4,
-	"4 threads lock; counter++; unlock; all workers; ns per lock+unlock"},
-    {"skynet", case_skynet,
-	"10-ary tree, 1e6 leaves (quick 1e5), all workers; peak_rss_MiB = "
-	"VmHWM of a freshly exec'd child, the largest of the rounds"},
-    {"skynet_10k", case_skynet_10k,
-	"the same tree with 1e4 leaves; pthread stacks 256 KiB like ult's"},
-    {"thread_ring", case_thread_ring,
-	"503 threads, one semaphore each, all workers; ns per pass"},
+    {.name = "bare_switch",
+	.own = case_bare_switch,
+	.what = "ult__ctx_switch between two stacks, no scheduler: ns per "
+		"switch"},
+    {.name = "yield",
+	.f = yield_ns,
+	.metric = "ns/op",
+	.full = 1000000,
+	.quick = 20000,
+	.what = "2 threads yield in turn; ult 1 worker, pthread both pinned "
+		"to one CPU; ns per yield"},
+    {.name = "create_join",
+	.f = create_join_ns,
+	.metric = "ns/op",
+	.full = 100000,
+	.quick = 5000,
+	.pt_full = 10000,
+	.pt_quick = 500,
+	.w1 = 1,
+	.what = "create + run + join of an empty thread from a thread, in "
+		"sequence; all workers"},
+    {.name = "mutex_handoff",
+	.f = mutex_handoff_ns,
+	.metric = "ns/op",
+	.full = 100000,
+	.quick = 2000,
+	.w1 = 1,
+	.what = "2 threads pass a turn (lock; wait until mine; flip; signal; "
+		"unlock); all workers; ns per handoff"},
+    {.name = "condvar_prodcons",
+	.f = condvar_prodcons_ns,
+	.metric = "ns/item",
+	.full = 1000000,
+	.quick = 20000,
+	.w1 = 1,
+	.what = "1 producer, 1 consumer, 64-slot queue, mutex + "
+		"not_full/not_empty; all workers; ns per item"},
+    {.name = "mutex_uncontended",
+	.f = mutex1_ns,
+	.metric = "ns/op",
+	.full = 10000000,
+	.quick = 200000,
+	.what = "lock + unlock of a private mutex, 1 thread (ult on 1 "
+		"worker)"},
+    {.name = "mutex_contended4",
+	.f = mutex4_ns,
+	.metric = "ns/op",
+	.full = 500000,
+	.quick = 10000,
+	.w1 = 1,
+	.what = "4 threads lock; counter++; unlock; all workers; ns per "
+		"lock+unlock"},
+    {.name = "skynet",
+	.own = case_skynet,
+	.what = "10-ary tree, 1e6 leaves (quick 1e5), all workers; "
+		"peak_rss_MiB = VmHWM of a freshly exec'd child, the largest "
+		"of the rounds"},
+    {.name = "skynet_10k",
+	.own = case_skynet_10k,
+	.what = "the same tree with 1e4 leaves; pthread stacks 256 KiB like "
+		"ult's"},
+    {.name = "thread_ring",
+	.own = case_thread_ring,
+	.what = "503 threads, one semaphore each, all workers; ns per pass"},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
+
+static void
+run_case(const struct mcase *c)
+{
+	long n, n_pt;
+
+	if (c->own != NULL) {
+		c->own();
+		return;
+	}
+	n = size(c->full, c->quick);
+	n_pt = c->pt_full != 0 ? size(c->pt_full, c->pt_quick) : n;
+	pair(c->name, c->metric, c->f, n, n_pt);
+	if (c->w1)
+		one_worker(c->name, c->metric, c->f, n);
+}
 
 int
 main(int argc, char **argv)
 {
 	static const struct bw_opt opts[] = {
 	    {"--rounds", BW_INT, &rounds, 1, MAXROUNDS, "K"},
-	    {NULL, 0, NULL, 0, 0, NULL},
+	    {0},
 	};
 	const char *names[NCASES + 1] = {NULL};
 	const char *const *const groups[] = {names, NULL};
@@ -634,7 +646,7 @@ main(int argc, char **argv)
 		if (!bw_selected(cases[k].name))
 			continue;
 		fprintf(stderr, "%s: %s\n", cases[k].name, cases[k].what);
-		cases[k].fn();
+		run_case(&cases[k]);
 	}
 	return (0);
 }

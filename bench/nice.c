@@ -549,7 +549,7 @@ main(int argc, char **argv)
 	const struct bw_opt opts[] = {
 	    {"--secs", BW_DOUBLE, &secs, 0.1, 3600, "S"},
 	    {"--model", BW_FLAG, &model_only, 0, 0, NULL},
-	    {NULL, 0, NULL, 0, 0, NULL},
+	    {0},
 	};
 
 	bw_args("nice", argc, argv, opts, NULL);

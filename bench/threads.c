@@ -164,7 +164,7 @@ main(int argc, char **argv)
 	    {"--secs", BW_DOUBLE, &secs, 0.001, 3600, "S"},
 	    {"--locks", BW_INT, &nlocks, 1, MAXM, "M"},
 	    {"--yields", BW_INT, &nyields, 1, INT_MAX, "N"},
-	    {NULL, 0, NULL, 0, 0, NULL},
+	    {0},
 	};
 	char cs[32];
 
