@@ -32,17 +32,14 @@
  *               for ministat
  */
 #include <errno.h>
-#include <sched.h>
-#include <pthread.h>
-#include <semaphore.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "contract.h"
+#include "rt.h"
 #include "ult.h"
 #include "work.h"
 
@@ -62,11 +59,10 @@ static double spins_per_us;
 static long iters;
 static unsigned long spins;
 static int hinted;
-static int one_cpu; /* case w=1 */
-static cpu_set_t first_cpu;
-static long counter; /* guarded by the semaphore alone */
-static ult_sem_t usem;
-static sem_t psem;
+static int one_cpu;   /* case w=1 */
+static int first_cpu; /* where w=1 pins kernel threads */
+static long counter;  /* guarded by the semaphore alone */
+static bw_sem_t sem;
 
 struct tstat {
 	uint64_t nvcsw, nivcsw, deferred, forced;
@@ -74,51 +70,32 @@ struct tstat {
 static struct tstat ts[NTHR];
 
 static void *
-ult_worker(void *arg)
+worker(void *arg)
 {
 	struct tstat *st = arg;
 	struct ult_thread_info i;
+	struct rusage ru;
 
+	if (!bw_ult && one_cpu)
+		(void)bw_pin(first_cpu);
 	for (long k = 0; k < iters; k++) {
 		bw_spin(spins);
-		if (ult_sem_wait(&usem) != 0)
-			abort();
+		bw_sem_wait(&sem);
 		if (hinted)
 			ult_schedctl_start();
 		bw_spin(spins);
 		counter++;
 		if (hinted)
 			ult_schedctl_stop();
-		if (ult_sem_post(&usem) != 0)
-			abort();
+		bw_sem_post(&sem);
 	}
-	if (ult_thread_info(NULL, &i) != 0)
-		abort();
-	st->nvcsw = i.nvcsw;
-	st->nivcsw = i.nivcsw;
-	st->deferred = i.deferred;
-	st->forced = i.forced;
-	return (NULL);
-}
-
-static void *
-pt_worker(void *arg)
-{
-	struct tstat *st = arg;
-	struct rusage ru;
-
-	if (one_cpu)
-		pthread_setaffinity_np(pthread_self(), sizeof(first_cpu),
-		    &first_cpu);
-	for (long k = 0; k < iters; k++) {
-		bw_spin(spins);
-		while (sem_wait(&psem) != 0)
-			if (errno != EINTR)
-				abort();
-		bw_spin(spins);
-		counter++;
-		if (sem_post(&psem) != 0)
-			abort();
+	if (bw_ult) {
+		bw_must(ult_thread_info(NULL, &i), "ult_thread_info");
+		st->nvcsw = i.nvcsw;
+		st->nivcsw = i.nivcsw;
+		st->deferred = i.deferred;
+		st->forced = i.forced;
+		return (NULL);
 	}
 	/* The thread's own counts since it was created. */
 	getrusage(RUSAGE_THREAD, &ru);
@@ -132,45 +109,22 @@ pt_worker(void *arg)
 static double
 run(int v, struct tstat *sum)
 {
-	struct ult_config cfg = {0};
-	ult_thread_t *ut[NTHR];
-	pthread_t pt[NTHR];
+	bw_thread_t th[NTHR];
 	uint64_t t0, t1;
-	int e;
 
 	counter = 0;
 	memset(ts, 0, sizeof(ts));
-	if (v == V_PTHREAD) {
-		sem_init(&psem, 0, 1);
-		t0 = bw_now_ns();
-		for (int i = 0; i < NTHR; i++)
-			if (pthread_create(&pt[i], NULL, pt_worker, &ts[i]) !=
-			    0)
-				abort();
-		for (int i = 0; i < NTHR; i++)
-			pthread_join(pt[i], NULL);
-		t1 = bw_now_ns();
-		sem_destroy(&psem);
-	} else {
-		cfg.ncpu = one_cpu ? 1 : 0; /* 0: all workers */
-		cfg.policy = "ule";
-		cfg.preempt = 1;
-		if ((e = ult_init(&cfg)) != 0) {
-			fprintf(stderr, "hint: ult_init: %s\n", strerror(e));
-			exit(1);
-		}
-		hinted = v == V_HINT;
-		ult_sem_init(&usem, 1);
-		t0 = bw_now_ns();
-		for (int i = 0; i < NTHR; i++)
-			if (ult_spawn(&ut[i], NULL, ult_worker, &ts[i]) != 0)
-				abort();
-		for (int i = 0; i < NTHR; i++)
-			ult_join(ut[i], NULL);
-		t1 = bw_now_ns();
-		ult_sem_destroy(&usem);
-		ult_shutdown();
-	}
+	bw_rt_start(vname[v], one_cpu ? 1 : 0, 1); /* 0: all workers */
+	hinted = v == V_HINT;
+	bw_sem_init(&sem, 1);
+	t0 = bw_now_ns();
+	for (int i = 0; i < NTHR; i++)
+		bw_must(bw_spawn(&th[i], worker, &ts[i]), "spawn");
+	for (int i = 0; i < NTHR; i++)
+		bw_join(&th[i]);
+	t1 = bw_now_ns();
+	bw_sem_destroy(&sem);
+	bw_rt_stop();
 	memset(sum, 0, sizeof(*sum));
 	for (int i = 0; i < NTHR; i++) {
 		sum->nvcsw += ts[i].nvcsw;
@@ -178,61 +132,33 @@ run(int v, struct tstat *sum)
 		sum->deferred += ts[i].deferred;
 		sum->forced += ts[i].forced;
 	}
-	if (counter != NTHR * iters) {
-		fprintf(stderr,
-		    "hint: FAIL %s: counter %ld, want %ld: the semaphore did "
-		    "not exclude\n",
+	if (counter != NTHR * iters)
+		bw_die("FAIL %s: counter %ld, want %ld: the semaphore did "
+		       "not exclude",
 		    vname[v], counter, NTHR * iters);
-		exit(1);
-	}
 	return ((double)(t1 - t0) / 1e9);
-}
-
-static double
-median(const double *v, int n)
-{
-	double s[MAXRUNS];
-
-	memcpy(s, v, (size_t)n * sizeof(*v));
-	qsort(s, (size_t)n, sizeof(*s), bw_cmp_double);
-	return (n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2);
 }
 
 static void
 result(const char *rt, const char *metric, double v)
 {
-	printf("R\thint\t%s\t%s\t%s\t%.4f\n", one_cpu ? "w=1" : "all", rt,
-	    metric, v);
+	bw_emit(one_cpu ? "w=1" : "all", rt, metric, 4, v);
 }
 
 int
 main(int argc, char **argv)
 {
 	static double sec[NV][MAXRUNS], vol[NV][MAXRUNS], invol[NV][MAXRUNS];
-	const char *data = NULL;
-	int quick = 0, runs = 0;
+	int runs = 0;
+	const struct bw_opt opts[] = {
+	    {"--runs", BW_INT, &runs, 1, MAXRUNS, "N"},
+	    {0},
+	};
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--quick") == 0)
-			quick = 1;
-		else if (strcmp(argv[i], "--runs") == 0 && i + 1 < argc)
-			runs = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
-			data = argv[++i];
-		else {
-			fprintf(stderr,
-			    "usage: hint [--quick] [--runs N] "
-			    "[--data DIR]\n");
-			return (2);
-		}
-	}
+	bw_args("hint", argc, argv, opts, NULL);
 	if (runs == 0)
-		runs = quick ? 2 : 10;
-	if (runs < 1 || runs > MAXRUNS) {
-		fprintf(stderr, "hint: --runs 1..%d\n", MAXRUNS);
-		return (2);
-	}
-	iters = quick ? 100 : 1600;
+		runs = bw_quick ? 2 : 10;
+	iters = bw_quick ? 100 : 1600;
 	bw_watchdog("hint");
 	spins_per_us = bw_calibrate();
 	spins = (unsigned long)(WORK_US * spins_per_us);
@@ -240,14 +166,7 @@ main(int argc, char **argv)
 	    "hint: %d threads x %ld iterations of %.0f us + %.0f us "
 	    "(critical section), %lu spins each (%.0f/us), %d runs\n",
 	    NTHR, iters, WORK_US, WORK_US, spins, spins_per_us, runs);
-	if (sched_getaffinity(0, sizeof(first_cpu), &first_cpu) != 0)
-		CPU_ZERO(&first_cpu);
-	for (int c = 0; c < CPU_SETSIZE; c++)
-		if (CPU_ISSET(c, &first_cpu)) {
-			CPU_ZERO(&first_cpu);
-			CPU_SET(c, &first_cpu);
-			break;
-		}
+	first_cpu = bw_first_cpu();
 	for (one_cpu = 0; one_cpu < 2; one_cpu++) {
 		fprintf(stderr, "case %s\n", one_cpu ? "w=1" : "all");
 		/* Interleave the variants so that drift in the machine's speed
@@ -275,21 +194,19 @@ main(int argc, char **argv)
 				fprintf(stderr, "\n");
 			}
 		for (int v = 0; v < NV; v++) {
-			result(vname[v], "s", median(sec[v], runs));
-			result(vname[v], "nvcsw", median(vol[v], runs));
-			result(vname[v], "nivcsw", median(invol[v], runs));
+			result(vname[v], "s", bw_median(sec[v], runs));
+			result(vname[v], "nvcsw", bw_median(vol[v], runs));
+			result(vname[v], "nivcsw", bw_median(invol[v], runs));
 		}
-		if (data != NULL)
+		if (bw_data != NULL)
 			for (int v = 0; v < NV; v++) {
 				char path[4096];
 				FILE *f;
 
 				snprintf(path, sizeof(path), "%s/hint-%s%s.txt",
-				    data, vname[v], one_cpu ? "-w1" : "");
-				if ((f = fopen(path, "w")) == NULL) {
-					perror(path);
-					return (1);
-				}
+				    bw_data, vname[v], one_cpu ? "-w1" : "");
+				if ((f = fopen(path, "w")) == NULL)
+					bw_die("%s: %s", path, strerror(errno));
 				for (int r = 0; r < runs; r++)
 					fprintf(f, "%.6f\n", sec[v][r]);
 				fclose(f);

@@ -33,19 +33,15 @@
  *        pthread ...] (names filter the cases and runtimes)
  */
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <semaphore.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "ult.h"
+#include "contract.h"
+#include "rt.h"
 #include "work.h"
 
 #define NWORKERS 4
@@ -53,62 +49,12 @@
 #define WORK_US 50
 #define HOG_WARMUP_NS 50000000
 
-static int quick, nrounds = 2000;
-static const char *datadir;
+static int nrounds = 2000;
 static double iters_per_us;
-
-/* ---- the runtime under test: ult objects or pthread ones ---- */
-
-static int use_ult;
-static ult_sem_t u_wake[NWORKERS], u_done;
-static sem_t p_wake[NWORKERS], p_done;
-
-static void
-must(int err, const char *what)
-{
-	if (err != 0) {
-		fprintf(stderr, "latency: %s: %s\n", what, strerror(err));
-		exit(1);
-	}
-}
-
-static void
-sem_take(ult_sem_t *us, sem_t *ps)
-{
-	if (use_ult) {
-		must(ult_sem_wait(us), "ult_sem_wait");
-		return;
-	}
-	while (sem_wait(ps) != 0)
-		if (errno != EINTR)
-			must(errno, "sem_wait");
-}
-
-static void
-sem_give(ult_sem_t *us, sem_t *ps)
-{
-	if (use_ult)
-		must(ult_sem_post(us), "ult_sem_post");
-	else if (sem_post(ps) != 0)
-		must(errno, "sem_post");
-}
-
-static void
-nap(uint64_t ns)
-{
-	struct timespec ts = {(time_t)(ns / 1000000000),
-	    (long)(ns % 1000000000)};
-
-	if (use_ult) {
-		must(ult_sleep_ns(ns), "ult_sleep_ns");
-		return;
-	}
-	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
-		;
-}
 
 /* ---- the benchmark ---- */
 
+static bw_sem_t wake[NWORKERS], done;
 static uint64_t t0;	    /* this round's post time; the post orders it */
 static uint64_t *lat_ns;    /* [round * NWORKERS + worker] */
 static atomic_int *replies; /* per round */
@@ -121,11 +67,11 @@ worker_main(void *arg)
 	int w = (int)(intptr_t)arg;
 
 	for (int r = 0; r < nrounds; r++) {
-		sem_take(&u_wake[w], &p_wake[w]);
+		bw_sem_wait(&wake[w]);
 		lat_ns[r * NWORKERS + w] = ult_now() - t0;
 		atomic_fetch_add(&replies[r], 1);
 		bw_busy_us(WORK_US, iters_per_us);
-		sem_give(&u_done, &p_done);
+		bw_sem_post(&done);
 	}
 	return (NULL);
 }
@@ -136,20 +82,17 @@ message_main(void *arg)
 	int nhogs = (int)(intptr_t)arg;
 
 	if (nhogs > 0)
-		nap(HOG_WARMUP_NS);
+		bw_sleep_ns(HOG_WARMUP_NS);
 	for (int r = 0; r < nrounds; r++) {
-		nap(PERIOD_NS);
+		bw_sleep_ns(PERIOD_NS);
 		t0 = ult_now();
 		for (int w = 0; w < NWORKERS; w++)
-			sem_give(&u_wake[w], &p_wake[w]);
+			bw_sem_post(&wake[w]);
 		for (int w = 0; w < NWORKERS; w++)
-			sem_take(&u_done, &p_done);
-		if (atomic_load(&replies[r]) != NWORKERS) {
-			fprintf(stderr,
-			    "latency: round %d got %d replies, not %d\n", r,
+			bw_sem_wait(&done);
+		if (atomic_load(&replies[r]) != NWORKERS)
+			bw_die("round %d got %d replies, not %d", r,
 			    atomic_load(&replies[r]), NWORKERS);
-			exit(1);
-		}
 	}
 	return (NULL);
 }
@@ -174,8 +117,7 @@ hog_main(void *arg)
 static void
 run_threads(int nhogs)
 {
-	ult_thread_t *ut[MAXTHR];
-	pthread_t pt[MAXTHR];
+	bw_thread_t th[MAXTHR];
 	int n = 0, msg;
 
 	for (int i = 0; i < nhogs + NWORKERS + 1; i++, n++) {
@@ -189,38 +131,14 @@ run_threads(int nhogs)
 			fn = worker_main;
 			arg = (void *)(intptr_t)(i - nhogs);
 		}
-		if (use_ult)
-			must(ult_spawn(&ut[i], NULL, fn, arg), "ult_spawn");
-		else
-			must(pthread_create(&pt[i], NULL, fn, arg),
-			    "pthread_create");
+		bw_must(bw_spawn(&th[i], fn, arg), "spawn");
 	}
 	/* The message thread first: it ends the case, then the hogs. */
 	msg = n - 1;
-	if (use_ult)
-		must(ult_join(ut[msg], NULL), "ult_join");
-	else
-		must(pthread_join(pt[msg], NULL), "pthread_join");
+	bw_join(&th[msg]);
 	atomic_store(&hogs_stop, 1);
 	for (int i = 0; i < msg; i++)
-		if (use_ult)
-			must(ult_join(ut[i], NULL), "ult_join");
-		else
-			must(pthread_join(pt[i], NULL), "pthread_join");
-}
-
-/* Nearest rank: the smallest sample with at least p of them at or
- * below it. */
-static double
-pct_us(const uint64_t *v, int n, double p)
-{
-	long k = (long)((p * n) + 0.999999);
-
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return ((double)v[k - 1] / 1e3);
+		bw_join(&th[i]);
 }
 
 static void
@@ -229,11 +147,9 @@ write_cdf(const char *rt, const char *cs, const uint64_t *v, int n)
 	char path[4096];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/latency-%s-%s.dat", datadir, rt, cs);
-	if ((f = fopen(path, "w")) == NULL) {
-		fprintf(stderr, "latency: %s: %s\n", path, strerror(errno));
-		exit(1);
-	}
+	snprintf(path, sizeof(path), "%s/latency-%s-%s.dat", bw_data, rt, cs);
+	if ((f = fopen(path, "w")) == NULL)
+		bw_die("%s: %s", path, strerror(errno));
 	fprintf(f,
 	    "# wakeup latency CDF: %s %s, %d samples\n"
 	    "# latency_us fraction\n",
@@ -241,10 +157,8 @@ write_cdf(const char *rt, const char *cs, const uint64_t *v, int n)
 	for (int i = 0; i < n; i++)
 		fprintf(f, "%.3f %.6f\n", (double)v[i] / 1e3,
 		    (double)(i + 1) / n);
-	if (fclose(f) != 0) {
-		fprintf(stderr, "latency: %s: write failed\n", path);
-		exit(1);
-	}
+	if (fclose(f) != 0)
+		bw_die("%s: write failed", path);
 }
 
 static int
@@ -258,81 +172,58 @@ preempt_in_force(void)
 static void
 run_one(const char *rt, int nhogs)
 {
-	struct ult_config cfg = {0};
 	int n = nrounds * NWORKERS;
 	uint64_t start;
 	char cs[32];
 
 	snprintf(cs, sizeof(cs), "hogs=%d", nhogs);
-	use_ult = strncmp(rt, "ult", 3) == 0;
 	lat_ns = calloc((size_t)n, sizeof(*lat_ns));
 	replies = calloc((size_t)nrounds, sizeof(*replies));
-	if (lat_ns == NULL || replies == NULL) {
-		fprintf(stderr, "latency: out of memory\n");
-		exit(1);
-	}
+	if (lat_ns == NULL || replies == NULL)
+		bw_die("out of memory");
 	atomic_store(&hogs_stop, 0);
 	atomic_store(&hog_loops, 0);
-	if (use_ult) {
-		cfg.policy = strcmp(rt, "ult-4bsd") == 0 ? "4bsd" : "ule";
-		cfg.preempt = 1;
-		must(ult_init(&cfg), "ult_init");
-		if (nhogs > 0 && !preempt_in_force()) {
-			/* Hogs that never yield would keep every worker. */
-			fprintf(stderr,
-			    "skip: %s %s: no asynchronous preemption in this "
-			    "build (sanitizer or static)\n",
-			    rt, cs);
-			must(ult_shutdown(), "ult_shutdown");
-			free(lat_ns);
-			free(replies);
-			return;
-		}
-		for (int w = 0; w < NWORKERS; w++)
-			must(ult_sem_init(&u_wake[w], 0), "ult_sem_init");
-		must(ult_sem_init(&u_done, 0), "ult_sem_init");
-	} else {
-		for (int w = 0; w < NWORKERS; w++)
-			if (sem_init(&p_wake[w], 0, 0) != 0)
-				must(errno, "sem_init");
-		if (sem_init(&p_done, 0, 0) != 0)
-			must(errno, "sem_init");
+	bw_rt_start(rt, 0, 1);
+	if (bw_ult && nhogs > 0 && !preempt_in_force()) {
+		/* Hogs that never yield would keep every worker. */
+		fprintf(stderr,
+		    "skip: %s %s: no asynchronous preemption in this "
+		    "build (sanitizer or static)\n",
+		    rt, cs);
+		bw_rt_stop();
+		free(lat_ns);
+		free(replies);
+		return;
 	}
-	alarm(quick ? 60 : 300);
+	for (int w = 0; w < NWORKERS; w++)
+		bw_sem_init(&wake[w], 0);
+	bw_sem_init(&done, 0);
+	alarm(bw_quick ? 60 : 300);
 	start = ult_now();
 	run_threads(nhogs);
 	start = ult_now() - start;
 	alarm(0);
-	if (use_ult)
-		must(ult_shutdown(), "ult_shutdown");
-	else {
-		for (int w = 0; w < NWORKERS; w++)
-			sem_destroy(&p_wake[w]);
-		sem_destroy(&p_done);
-	}
+	for (int w = 0; w < NWORKERS; w++)
+		bw_sem_destroy(&wake[w]);
+	bw_sem_destroy(&done);
+	bw_rt_stop();
 	for (int r = 0; r < nrounds; r++)
-		if (atomic_load(&replies[r]) != NWORKERS) {
-			fprintf(stderr,
-			    "latency: %s %s: round %d got %d "
-			    "replies\n",
-			    rt, cs, r, atomic_load(&replies[r]));
-			exit(1);
-		}
+		if (atomic_load(&replies[r]) != NWORKERS)
+			bw_die("%s %s: round %d got %d replies", rt, cs, r,
+			    atomic_load(&replies[r]));
 	qsort(lat_ns, (size_t)n, sizeof(*lat_ns), bw_cmp_u64);
-	printf("R\tlatency\t%s\t%s\tp50_us\t%.1f\n", cs, rt,
-	    pct_us(lat_ns, n, 0.50));
-	printf("R\tlatency\t%s\t%s\tp99_us\t%.1f\n", cs, rt,
-	    pct_us(lat_ns, n, 0.99));
-	printf("R\tlatency\t%s\t%s\tp999_us\t%.1f\n", cs, rt,
-	    pct_us(lat_ns, n, 0.999));
-	printf("R\tlatency\t%s\t%s\tmax_us\t%.1f\n", cs, rt,
-	    (double)lat_ns[n - 1] / 1e3);
-	fflush(stdout);
+	bw_emit(cs, rt, "p50_us", 1,
+	    (double)lat_ns[bw_rank((size_t)n, 0.50)] / 1e3);
+	bw_emit(cs, rt, "p99_us", 1,
+	    (double)lat_ns[bw_rank((size_t)n, 0.99)] / 1e3);
+	bw_emit(cs, rt, "p999_us", 1,
+	    (double)lat_ns[bw_rank((size_t)n, 0.999)] / 1e3);
+	bw_emit(cs, rt, "max_us", 1, (double)lat_ns[n - 1] / 1e3);
 	fprintf(stderr, "latency: %-7s %-8s %d rounds in %.2f s%s\n", cs, rt,
 	    nrounds, (double)start / 1e9,
 	    nhogs > 0 && atomic_load(&hog_loops) == 0 ? " (hogs never ran)"
 						      : "");
-	if (datadir != NULL)
+	if (bw_data != NULL)
 		write_cdf(rt, cs, lat_ns, n);
 	free(lat_ns);
 	free(replies);
@@ -341,44 +232,31 @@ run_one(const char *rt, int nhogs)
 int
 main(int argc, char **argv)
 {
-	static const char *const rts[] = {"ult", "ult-4bsd", "pthread"};
+	static const char *const rts[] = {"ult", "ult-4bsd", "pthread", NULL};
 	static char cases[2][32];
-	const char *const casep[2] = {cases[0], cases[1]};
-	cpu_set_t set;
-	long ncpu;
-	int hogs[2];
-
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--quick") == 0) {
-			quick = 1;
-			nrounds = 100;
-		} else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
-			datadir = argv[++i];
-	}
+	const char *const casep[3] = {cases[0], cases[1], NULL};
+	const char *const *const groups[] = {casep, rts, NULL};
 	/* The CPUs this process may use: what ult starts workers for. */
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		ncpu = CPU_COUNT(&set);
-	else
-		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	hogs[0] = 0;
-	hogs[1] = (int)ncpu;
-	if (ncpu < 1 || ncpu > ULT_MAXCPU) {
-		fprintf(stderr, "latency: odd CPU count %ld\n", ncpu);
-		return (1);
-	}
+	int ncpu = bw_ncpus(), hogs[2] = {0, ncpu};
+
+	for (int c = 0; c < 2; c++)
+		snprintf(cases[c], sizeof(cases[c]), "hogs=%d", hogs[c]);
+	bw_args("latency", argc, argv, NULL, groups);
+	if (bw_quick)
+		nrounds = 100;
+	if (ncpu < 1 || ncpu > ULT_MAXCPU)
+		bw_die("odd CPU count %d", ncpu);
 	bw_watchdog("latency");
 	iters_per_us = bw_calibrate();
 	fprintf(stderr,
 	    "latency: 1 message + %d workers, %d rounds of %d ms, %d us work; "
 	    "busy loop %.0f iterations/us\n",
 	    NWORKERS, nrounds, PERIOD_NS / 1000000, WORK_US, iters_per_us);
-	for (int c = 0; c < 2; c++)
-		snprintf(cases[c], sizeof(cases[c]), "hogs=%d", hogs[c]);
 	for (int c = 0; c < 2; c++) {
-		if (!bw_selected(argc, argv, cases[c], casep, 2))
+		if (!bw_selected(cases[c]))
 			continue;
 		for (int r = 0; r < 3; r++)
-			if (bw_selected(argc, argv, rts[r], rts, 3))
+			if (bw_selected(rts[r]))
 				run_one(rts[r], hogs[c]);
 	}
 	return (0);

@@ -42,22 +42,17 @@
  * Usage: make [--quick] [--data DIR] [j1|j4|j16|ult|ult-4bsd|pthread ...]
  * (names filter the cases and runtimes; --data is accepted and unused).
  */
-#include <errno.h>
 #include <math.h>
-#include <pthread.h>
-#include <sched.h>
-#include <semaphore.h>
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "ult.h"
+#include "contract.h"
+#include "rt.h"
 #include "work.h"
 
 #define IO_SLEEP_NS 50000
@@ -73,17 +68,16 @@ enum {
 
 struct task {
 	int kind;
-	int parent;	  /* made ready when this ends; -1: none */
-	int deps;	  /* unfinished prerequisites; under the lock */
-	uint32_t dur_us;  /* busy work */
-	atomic_int runs;  /* times the body ran: must end at 1 */
-	long start, end;  /* global sequence numbers; under the lock */
-	ult_thread_t *ut; /* the thread that runs it */
-	pthread_t pt;
+	int parent;	   /* made ready when this ends; -1: none */
+	int deps;	   /* unfinished prerequisites; under the lock */
+	uint32_t dur_us;   /* busy work */
+	atomic_int runs;   /* times the body ran: must end at 1 */
+	long start, end;   /* global sequence numbers; under the lock */
+	bw_thread_t th;	   /* the thread that runs it */
 	struct task *base; /* the stage's array, to find the parent */
 };
 
-static int quick, ndir = 50, nfile = 40;
+static int ndir = 50, nfile = 40;
 static double iters_per_us;
 static int ncpus; /* in the affinity mask: ult's default worker count */
 
@@ -132,10 +126,8 @@ build_dag(void)
 	nall = ndir * (nfile + 1) + 1;
 	depend_tasks = calloc((size_t)ndepend, sizeof(*depend_tasks));
 	all_tasks = calloc((size_t)nall, sizeof(*all_tasks));
-	if (depend_tasks == NULL || all_tasks == NULL) {
-		fprintf(stderr, "make: out of memory\n");
-		exit(1);
-	}
+	if (depend_tasks == NULL || all_tasks == NULL)
+		bw_die("out of memory");
 	rng_state = 42;
 	serial_us = 0;
 	for (int d = 0; d < ndir; d++) {
@@ -195,96 +187,11 @@ reset_stage(struct task *t, int n)
 			t[t[i].parent].deps++;
 }
 
-/* ---- the runtime under test: ult objects or pthread ones ---- */
-
-static int use_ult;
-static ult_mutex_t u_lock;
-static ult_cond_t u_ready;
-static ult_sem_t u_tokens;
-static pthread_mutex_t p_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t p_ready = PTHREAD_COND_INITIALIZER;
-static sem_t p_tokens;
-
-static void
-must(int err, const char *what)
-{
-	if (err != 0) {
-		fprintf(stderr, "make: %s: %s\n", what, strerror(err));
-		exit(1);
-	}
-}
-
-static void
-lock(void)
-{
-	if (use_ult)
-		must(ult_mutex_lock(&u_lock), "ult_mutex_lock");
-	else
-		must(pthread_mutex_lock(&p_lock), "pthread_mutex_lock");
-}
-
-static void
-unlock(void)
-{
-	if (use_ult)
-		must(ult_mutex_unlock(&u_lock), "ult_mutex_unlock");
-	else
-		must(pthread_mutex_unlock(&p_lock), "pthread_mutex_unlock");
-}
-
-static void
-ready_wait(void)
-{
-	if (use_ult)
-		must(ult_cond_wait(&u_ready, &u_lock), "ult_cond_wait");
-	else
-		must(pthread_cond_wait(&p_ready, &p_lock), "pthread_cond_wait");
-}
-
-static void
-ready_signal(void)
-{
-	if (use_ult)
-		must(ult_cond_signal(&u_ready), "ult_cond_signal");
-	else
-		must(pthread_cond_signal(&p_ready), "pthread_cond_signal");
-}
-
-static void
-token_take(void)
-{
-	if (use_ult) {
-		must(ult_sem_wait(&u_tokens), "ult_sem_wait");
-		return;
-	}
-	while (sem_wait(&p_tokens) != 0)
-		if (errno != EINTR)
-			must(errno, "sem_wait");
-}
-
-static void
-token_give(void)
-{
-	if (use_ult)
-		must(ult_sem_post(&u_tokens), "ult_sem_post");
-	else if (sem_post(&p_tokens) != 0)
-		must(errno, "sem_post");
-}
-
-static void
-io_sleep(void)
-{
-	struct timespec ts = {0, IO_SLEEP_NS};
-
-	if (use_ult) {
-		must(ult_sleep_ns(IO_SLEEP_NS), "ult_sleep_ns");
-		return;
-	}
-	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
-		;
-}
-
 /* ---- the executor ---- */
+
+static bw_mutex_t lock;
+static bw_cond_t ready; /* a task became ready */
+static bw_sem_t tokens; /* the job tokens */
 
 static int *heap, nheap;    /* ready, not started; a min-heap */
 static int *finished, nfin; /* ended, not yet reaped */
@@ -332,18 +239,18 @@ task_main(void *arg)
 	atomic_fetch_add(&t->runs, 1);
 	bw_busy_us(t->dur_us, iters_per_us);
 	if (t->kind == K_COMPILE)
-		io_sleep();
-	lock();
+		bw_sleep_ns(IO_SLEEP_NS);
+	bw_mutex_lock(&lock);
 	t->end = seq++;
 	if (t->parent >= 0 && --t->base[t->parent].deps == 0) {
 		heap_push(t->parent);
-		ready_signal();
+		bw_cond_signal(&ready);
 	}
 	finished[nfin++] = (int)(t - t->base);
-	unlock();
+	bw_mutex_unlock(&lock);
 	/* Last: once the token is back the dispatcher may finish the
 	 * stage; the thread itself is waited for by the join. */
-	token_give();
+	bw_sem_post(&tokens);
 	return (NULL);
 }
 
@@ -353,17 +260,11 @@ reap(int *reaped)
 {
 	int upto;
 
-	lock();
+	bw_mutex_lock(&lock);
 	upto = nfin;
-	unlock();
-	for (; *reaped < upto; (*reaped)++) {
-		struct task *t = &stage[finished[*reaped]];
-
-		if (use_ult)
-			must(ult_join(t->ut, NULL), "ult_join");
-		else
-			must(pthread_join(t->pt, NULL), "pthread_join");
-	}
+	bw_mutex_unlock(&lock);
+	for (; *reaped < upto; (*reaped)++)
+		bw_join(&stage[finished[*reaped]].th);
 }
 
 static void
@@ -379,31 +280,24 @@ run_stage(struct task *t, int n, int jobs)
 	for (int started = 0; started < n; started++) {
 		int i;
 
-		token_take();
+		bw_sem_wait(&tokens);
 		reap(&reaped);
-		lock();
+		bw_mutex_lock(&lock);
 		while (nheap == 0)
-			ready_wait();
+			bw_cond_wait(&ready, &lock);
 		i = heap_pop();
 		t[i].start = seq++;
-		unlock();
-		if (use_ult)
-			must(ult_spawn(&t[i].ut, NULL, task_main, &t[i]),
-			    "ult_spawn");
-		else
-			must(pthread_create(&t[i].pt, NULL, task_main, &t[i]),
-			    "pthread_create");
+		bw_mutex_unlock(&lock);
+		bw_must(bw_spawn(&t[i].th, task_main, &t[i]), "spawn");
 	}
 	/* Every token back means every task has ended. */
 	for (int k = 0; k < jobs; k++)
-		token_take();
+		bw_sem_wait(&tokens);
 	for (int k = 0; k < jobs; k++)
-		token_give();
+		bw_sem_post(&tokens);
 	reap(&reaped);
-	if (reaped != n) {
-		fprintf(stderr, "make: reaped %d of %d tasks\n", reaped, n);
-		exit(1);
-	}
+	if (reaped != n)
+		bw_die("reaped %d of %d tasks", reaped, n);
 }
 
 static int jobs_now;
@@ -467,7 +361,6 @@ tv_s(struct timeval a, struct timeval b)
 static int
 run_one(int jobs, const char *rt)
 {
-	struct ult_config cfg = {0};
 	struct rusage r0, r1;
 	char cs[16];
 	uint64_t t0, t1;
@@ -475,47 +368,39 @@ run_one(int jobs, const char *rt)
 	int ntasks = ndepend + nall;
 
 	snprintf(cs, sizeof(cs), "j%d", jobs);
-	use_ult = strncmp(rt, "ult", 3) == 0;
 	jobs_now = jobs;
 	seq = 0;
 	reset_stage(depend_tasks, ndepend);
 	reset_stage(all_tasks, nall);
-	if (use_ult) {
-		cfg.policy = strcmp(rt, "ult-4bsd") == 0 ? "4bsd" : "ule";
-		cfg.preempt = 1;
-		must(ult_init(&cfg), "ult_init");
-		must(ult_mutex_init(&u_lock), "ult_mutex_init");
-		must(ult_cond_init(&u_ready), "ult_cond_init");
-		must(ult_sem_init(&u_tokens, (unsigned)jobs), "ult_sem_init");
-	} else if (sem_init(&p_tokens, 0, (unsigned)jobs) != 0)
-		must(errno, "sem_init");
-	alarm(quick ? 60 : 300);
+	bw_rt_start(rt, 0, 1);
+	bw_mutex_init(&lock);
+	bw_cond_init(&ready);
+	bw_sem_init(&tokens, (unsigned)jobs);
+	alarm(bw_quick ? 60 : 300);
 	getrusage(RUSAGE_SELF, &r0);
 	t0 = ult_now();
-	if (use_ult) {
-		ult_thread_t *mk;
+	/* make itself is a uthread under ult, the main thread for pthread. */
+	if (bw_ult) {
+		bw_thread_t mk;
 
-		must(ult_spawn(&mk, NULL, make_main, NULL), "ult_spawn");
-		must(ult_join(mk, NULL), "ult_join");
+		bw_must(bw_spawn(&mk, make_main, NULL), "spawn");
+		bw_join(&mk);
 	} else
 		make_main(NULL);
 	t1 = ult_now();
 	getrusage(RUSAGE_SELF, &r1);
 	alarm(0);
-	if (use_ult)
-		must(ult_shutdown(), "ult_shutdown");
-	else
-		sem_destroy(&p_tokens);
+	bw_sem_destroy(&tokens);
+	bw_cond_destroy(&ready);
+	bw_mutex_destroy(&lock);
+	bw_rt_stop();
 	if (!check(cs, rt))
 		return (1);
 	real = (double)(t1 - t0) / 1e9;
-	printf("R\tmake\t%s\t%s\treal_s\t%.3f\n", cs, rt, real);
-	printf("R\tmake\t%s\t%s\tuser_s\t%.3f\n", cs, rt,
-	    tv_s(r0.ru_utime, r1.ru_utime));
-	printf("R\tmake\t%s\t%s\tsys_s\t%.3f\n", cs, rt,
-	    tv_s(r0.ru_stime, r1.ru_stime));
-	printf("R\tmake\t%s\t%s\ttasks/s\t%.0f\n", cs, rt, ntasks / real);
-	fflush(stdout);
+	bw_emit(cs, rt, "real_s", 3, real);
+	bw_emit(cs, rt, "user_s", 3, tv_s(r0.ru_utime, r1.ru_utime));
+	bw_emit(cs, rt, "sys_s", 3, tv_s(r0.ru_stime, r1.ru_stime));
+	bw_emit(cs, rt, "tasks/s", 0, ntasks / real);
 	fprintf(stderr, "make: %s %-8s real %.3f s (lower bound %.3f s)\n", cs,
 	    rt, real, fmax(critical_us, serial_us / ncpus) / 1e6);
 	return (0);
@@ -524,25 +409,19 @@ run_one(int jobs, const char *rt)
 int
 main(int argc, char **argv)
 {
-	static const char *const cases[] = {"j1", "j4", "j16"};
-	static const char *const rts[] = {"ult", "ult-4bsd", "pthread"};
+	static const char *const cases[] = {"j1", "j4", "j16", NULL};
+	static const char *const rts[] = {"ult", "ult-4bsd", "pthread", NULL};
+	static const char *const *const groups[] = {cases, rts, NULL};
 	static const int jobs[] = {1, 4, 16};
-	cpu_set_t set;
 	int fail = 0;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--quick") == 0) {
-			quick = 1;
-			ndir = 8;
-			nfile = 10;
-		} else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
-			i++;
+	bw_args("make", argc, argv, NULL, groups);
+	if (bw_quick) {
+		ndir = 8;
+		nfile = 10;
 	}
 	bw_watchdog("make");
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		ncpus = CPU_COUNT(&set);
-	else
-		ncpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	ncpus = bw_ncpus();
 	iters_per_us = bw_calibrate();
 	build_dag();
 	heap = malloc((size_t)nall * sizeof(*heap));
@@ -556,13 +435,13 @@ main(int argc, char **argv)
 	    ndir, nfile, ndepend + nall, iters_per_us, serial_us / 1e6,
 	    critical_us / 1e6, ncpus);
 	for (int c = 0; c < 3; c++) {
-		if (!bw_selected(argc, argv, cases[c], cases, 3))
+		if (!bw_selected(cases[c]))
 			continue;
 		for (int r = 0; r < 3; r++) {
 			/* -j1 is the serial baseline: pthread only. */
 			if (jobs[c] == 1 && strcmp(rts[r], "pthread") != 0)
 				continue;
-			if (!bw_selected(argc, argv, rts[r], rts, 3))
+			if (!bw_selected(rts[r]))
 				continue;
 			fail |= run_one(jobs[c], rts[r]);
 		}

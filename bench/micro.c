@@ -39,11 +39,9 @@
  * results are checked (counts, sums, the ring's answer); a wrong one exits
  * 1.  Usage: micro [--quick] [--rounds K] [--data DIR] [case ...]
  *
- * The helpers and the interface over both runtimes are in micro_rt.c,
- * thread_ring and skynet in micro_tree.c.
+ * thread_ring and skynet are in micro_tree.c.
  */
-#include <pthread.h>
-#include <sched.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +50,7 @@
 #include "arch/context.h"
 #include "micro.h"
 #include "ult.h"
+#include "work.h"
 
 /*
  * Sanitizer builds run the CTest smoke entry (--quick) at a tenth of its
@@ -70,9 +69,86 @@
 #endif
 
 #define QCAP 64
+#define MAXTHR 8
 
-static int quick;
-int rounds = MAXROUNDS;
+const char *const rtname[RT_N] = {"ult", "pthread"};
+int rounds;	     /* 0 until main has read the command line */
+static int all_ncpu; /* workers for the "all workers" cases; 0: all */
+
+/* ---- what every case runs on ---- */
+
+/* Runtime r for a round: ncpu workers for ult, 0: the "all" number. */
+void
+rt_start(int r, int ncpu)
+{
+	bw_rt_start(rtname[r], ncpu != 0 ? ncpu : all_ncpu, 0);
+}
+
+/* One mutex and two condvars; a round makes them after its start. */
+static struct {
+	bw_mutex_t m;
+	bw_cond_t c[2];
+} xs;
+
+static void
+xs_init(void)
+{
+	bw_mutex_init(&xs.m);
+	for (int i = 0; i < 2; i++)
+		bw_cond_init(&xs.c[i]);
+}
+
+static void
+xs_destroy(void)
+{
+	for (int i = 0; i < 2; i++)
+		bw_cond_destroy(&xs.c[i]);
+	bw_mutex_destroy(&xs.m);
+}
+
+/*
+ * Threads of a case wait at a gate until all exist, so that none runs
+ * alone meanwhile, and each notes when it finished: a round lasts from
+ * opening the gate to the last finish, which keeps thread creation and the
+ * main thread's own wakeup from the joins out of it.
+ */
+static atomic_int gate;
+_Atomic uint64_t t_end;
+
+static void
+gate_wait(void)
+{
+	while (!atomic_load_explicit(&gate, memory_order_acquire))
+		bw_yield();
+}
+
+void
+mark_end(void)
+{
+	uint64_t now = ult_now(), old = atomic_load(&t_end);
+
+	while (old < now && !atomic_compare_exchange_weak(&t_end, &old, now))
+		;
+}
+
+/* Run fn(arg[i]) on n threads; returns the gated wall time in ns. */
+static uint64_t
+run_threads(int n, void *(*fn)(void *), void **arg)
+{
+	bw_thread_t t[MAXTHR];
+	uint64_t t0;
+
+	atomic_store(&gate, 0);
+	atomic_store(&t_end, 0);
+	for (int i = 0; i < n; i++)
+		bw_must(bw_spawn(&t[i], fn, arg != NULL ? arg[i] : NULL),
+		    "spawn");
+	t0 = ult_now();
+	atomic_store_explicit(&gate, 1, memory_order_release);
+	for (int i = 0; i < n; i++)
+		bw_join(&t[i]);
+	return (atomic_load(&t_end) - t0);
+}
 
 /* ---- bare_switch: two register sets, no scheduler ---- */
 
@@ -108,18 +184,12 @@ static int pin_cpu; /* the first CPU this process may run on */
 static void *
 yielder(void *arg)
 {
-	cpu_set_t set;
-
 	(void)arg;
-	if (rt == RT_PTHREAD) {
-		CPU_ZERO(&set);
-		CPU_SET(pin_cpu, &set);
-		check(pthread_setaffinity_np(pthread_self(), sizeof(set), &set),
-		    "pthread_setaffinity_np");
-	}
+	if (!bw_ult)
+		bw_must(bw_pin(pin_cpu), "pthread_setaffinity_np");
 	gate_wait();
 	for (long i = 0; i < yield_n; i++)
-		xyield();
+		bw_yield();
 	mark_end();
 	return (NULL);
 }
@@ -133,10 +203,10 @@ yield_ns(int r, long n)
 	rt_start(r, 1);
 	/* Keep slice ends out of the measurement. */
 	if (r == RT_ULT)
-		check(ult_sysctl("kern.sched.slice", NULL, &slice), "sysctl");
+		bw_must(ult_sysctl("kern.sched.slice", NULL, &slice), "sysctl");
 	yield_n = n;
 	ns = run_threads(2, yielder, NULL);
-	rt_stop();
+	bw_rt_stop();
 	return ((double)ns / (2.0 * (double)n));
 }
 
@@ -155,10 +225,10 @@ spawn_loop(void *arg)
 	uint64_t t0 = ult_now();
 
 	for (long i = 0; i < n; i++) {
-		struct thr t;
+		bw_thread_t t;
 
-		check(thr_spawn(&t, empty, NULL), "spawn");
-		thr_join(&t);
+		bw_must(bw_spawn(&t, empty, NULL), "spawn");
+		bw_join(&t);
 	}
 	return ((void *)(uintptr_t)(ult_now() - t0));
 }
@@ -167,16 +237,16 @@ static double
 create_join_ns(int r, long n)
 {
 	long warm = n / 10 < 1000 ? n / 10 : 1000;
-	struct thr t;
+	bw_thread_t t;
 	void *ns;
 
 	rt_start(r, 0);
 	/* Warm the stack pool (ult) or glibc's stack cache (pthread). */
-	check(thr_spawn(&t, spawn_loop, &warm), "spawn");
-	thr_join(&t);
-	check(thr_spawn(&t, spawn_loop, &n), "spawn");
-	ns = thr_join(&t);
-	rt_stop();
+	bw_must(bw_spawn(&t, spawn_loop, &warm), "spawn");
+	bw_join(&t);
+	bw_must(bw_spawn(&t, spawn_loop, &n), "spawn");
+	ns = bw_join(&t);
+	bw_rt_stop();
 	return ((double)(uintptr_t)ns / (double)n);
 }
 
@@ -191,13 +261,13 @@ handoff(void *arg)
 
 	gate_wait();
 	for (long i = 0; i < handoff_n / 2; i++) {
-		xlock();
+		bw_mutex_lock(&xs.m);
 		while (turn != me)
-			xwait(0);
+			bw_cond_wait(&xs.c[0], &xs.m);
 		turn = 1 - me;
 		handoffs++;
-		xsignal(0);
-		xunlock();
+		bw_cond_signal(&xs.c[0]);
+		bw_mutex_unlock(&xs.m);
 	}
 	mark_end();
 	return (NULL);
@@ -214,9 +284,10 @@ mutex_handoff_ns(int r, long n)
 	handoff_n = n;
 	turn = handoffs = 0;
 	ns = run_threads(2, handoff, arg);
-	rt_stop();
+	xs_destroy();
+	bw_rt_stop();
 	if (handoffs != n / 2 * 2)
-		die("mutex_handoff %s: %ld handoffs, want %ld", rtname[r],
+		bw_die("mutex_handoff %s: %ld handoffs, want %ld", rtname[r],
 		    handoffs, n / 2 * 2);
 	return ((double)ns / (double)handoffs);
 }
@@ -231,12 +302,12 @@ producer(void *arg)
 	(void)arg;
 	gate_wait();
 	for (long i = 0; i < pc_n; i++) {
-		xlock();
+		bw_mutex_lock(&xs.m);
 		while (qlen == QCAP)
-			xwait(0); /* not_full */
+			bw_cond_wait(&xs.c[0], &xs.m); /* not_full */
 		qbuf[(qhead + qlen++) % QCAP] = i;
-		xsignal(1);
-		xunlock();
+		bw_cond_signal(&xs.c[1]);
+		bw_mutex_unlock(&xs.m);
 	}
 	return (NULL);
 }
@@ -249,14 +320,14 @@ consumer(void *arg)
 	(void)arg;
 	gate_wait();
 	for (long i = 0; i < pc_n; i++) {
-		xlock();
+		bw_mutex_lock(&xs.m);
 		while (qlen == 0)
-			xwait(1); /* not_empty */
+			bw_cond_wait(&xs.c[1], &xs.m); /* not_empty */
 		sum += qbuf[qhead];
 		qhead = (qhead + 1) % QCAP;
 		qlen--;
-		xsignal(0);
-		xunlock();
+		bw_cond_signal(&xs.c[0]);
+		bw_mutex_unlock(&xs.m);
 	}
 	mark_end();
 	qsum = sum;
@@ -280,10 +351,11 @@ condvar_prodcons_ns(int r, long n)
 	pc_n = n;
 	qhead = qlen = qsum = 0;
 	ns = run_threads(2, prodcons, arg);
-	rt_stop();
+	xs_destroy();
+	bw_rt_stop();
 	if (qsum != n * (n - 1) / 2)
-		die("condvar_prodcons %s: sum %ld, want %ld", rtname[r], qsum,
-		    n * (n - 1) / 2);
+		bw_die("condvar_prodcons %s: sum %ld, want %ld", rtname[r],
+		    qsum, n * (n - 1) / 2);
 	return ((double)ns / (double)n);
 }
 
@@ -297,9 +369,9 @@ locker(void *arg)
 	(void)arg;
 	gate_wait();
 	for (long i = 0; i < lock_n; i++) {
-		xlock();
+		bw_mutex_lock(&xs.m);
 		counter++;
-		xunlock();
+		bw_mutex_unlock(&xs.m);
 	}
 	mark_end();
 	return (NULL);
@@ -316,9 +388,10 @@ mutex_ns(int r, int nthr, long n)
 	lock_n = n;
 	counter = 0;
 	ns = run_threads(nthr, locker, NULL);
-	rt_stop();
+	xs_destroy();
+	bw_rt_stop();
 	if (counter != nthr * n)
-		die("mutex %d threads %s: counter %ld, want %ld", nthr,
+		bw_die("mutex %d threads %s: counter %ld, want %ld", nthr,
 		    rtname[r], counter, nthr * n);
 	return ((double)ns / (double)(nthr * n));
 }
@@ -341,7 +414,7 @@ median_of(double (*f)(int, long), int r, long n)
 		if (i == 0 && k > 3 && ult_now() - t0 > LONG_ROUND_NS)
 			k = 3;
 	}
-	return (median(v, k));
+	return (bw_median(v, k));
 }
 
 /* The case on both runtimes, and the ratio for the reader. */
@@ -352,9 +425,9 @@ pair(const char *c, const char *metric, double (*f)(int, long), long n_ult,
 	double u, p;
 
 	u = median_of(f, RT_ULT, n_ult);
-	emit(c, RT_ULT, metric, u, 1);
+	bw_emit(c, rtname[RT_ULT], metric, 1, u);
 	p = median_of(f, RT_PTHREAD, n_pt);
-	emit(c, RT_PTHREAD, metric, p, 1);
+	bw_emit(c, rtname[RT_PTHREAD], metric, 1, p);
 	fprintf(stderr, "  %s: ult %.1f, pthread %.1f %s (pthread/ult %.2fx)\n",
 	    c, u, p, metric, p / u);
 }
@@ -375,7 +448,7 @@ one_worker(const char *c, const char *metric, double (*f)(int, long), long n)
 	v = median_of(f, RT_ULT, n);
 	all_ncpu = 0;
 	snprintf(name, sizeof(name), "%s_w1", c);
-	emit(name, RT_ULT, metric, v, 1);
+	bw_emit(name, rtname[RT_ULT], metric, 1, v);
 	fprintf(stderr, "  %s: ult on 1 worker %.1f %s\n", c, v, metric);
 }
 
@@ -383,7 +456,7 @@ one_worker(const char *c, const char *metric, double (*f)(int, long), long n)
 static long
 size(long full, long q)
 {
-	if (!quick)
+	if (!bw_quick)
 		return (full);
 	return (SANITIZED && q >= 20 ? q / 10 : q);
 }
@@ -398,43 +471,8 @@ bare_ns(int r, long n)
 static void
 case_bare_switch(void)
 {
-	emit("bare_switch", RT_ULT, "ns/op",
-	    median_of(bare_ns, RT_ULT, size(1000000, 100000)), 2);
-}
-
-static void
-case_yield(void)
-{
-	long n = size(1000000, 20000);
-
-	pair("yield", "ns/op", yield_ns, n, n);
-}
-
-static void
-case_create_join(void)
-{
-	long n = size(100000, 5000);
-
-	pair("create_join", "ns/op", create_join_ns, n, size(10000, 500));
-	one_worker("create_join", "ns/op", create_join_ns, n);
-}
-
-static void
-case_mutex_handoff(void)
-{
-	long n = size(100000, 2000);
-
-	pair("mutex_handoff", "ns/op", mutex_handoff_ns, n, n);
-	one_worker("mutex_handoff", "ns/op", mutex_handoff_ns, n);
-}
-
-static void
-case_condvar_prodcons(void)
-{
-	long n = size(1000000, 20000);
-
-	pair("condvar_prodcons", "ns/item", condvar_prodcons_ns, n, n);
-	one_worker("condvar_prodcons", "ns/item", condvar_prodcons_ns, n);
+	bw_emit("bare_switch", rtname[RT_ULT], "ns/op", 2,
+	    median_of(bare_ns, RT_ULT, size(1000000, 100000)));
 }
 
 static double
@@ -450,26 +488,9 @@ mutex4_ns(int r, long n)
 }
 
 static void
-case_mutex_uncontended(void)
-{
-	long n = size(10000000, 200000);
-
-	pair("mutex_uncontended", "ns/op", mutex1_ns, n, n);
-}
-
-static void
-case_mutex_contended4(void)
-{
-	long n = size(500000, 10000);
-
-	pair("mutex_contended4", "ns/op", mutex4_ns, n, n);
-	one_worker("mutex_contended4", "ns/op", mutex4_ns, n);
-}
-
-static void
 case_skynet(void)
 {
-	bench_skynet("skynet", RT_ULT, quick ? (SANITIZED ? 3 : 5) : 6);
+	bench_skynet("skynet", RT_ULT, bw_quick ? (SANITIZED ? 3 : 5) : 6);
 	fprintf(stderr,
 	    "skip: pthread skynet: 1.1M kernel threads are too "
 	    "heavy; see skynet_10k\n");
@@ -479,7 +500,7 @@ static void
 case_skynet_10k(void)
 {
 	bench_skynet("skynet_10k", RT_ULT, 4);
-	if (quick && SANITIZED)
+	if (bw_quick && SANITIZED)
 		fprintf(stderr, "skip: pthread skynet_10k: sanitizer build\n");
 	else
 		bench_skynet("skynet_10k", RT_PTHREAD, 4);
@@ -488,102 +509,144 @@ case_skynet_10k(void)
 static void
 case_thread_ring(void)
 {
-	long n = quick ? 1000 : 1000000;
+	long n = bw_quick ? 1000 : 1000000;
 
 	pair("thread_ring", "ns/op", thread_ring_ns, n, n);
 	/* thread_ring_ns has checked every round's answer. */
 	for (int r = 0; r < RT_N; r++)
-		emit("thread_ring", r, "result", (double)(n % RING + 1), 0);
+		bw_emit("thread_ring", rtname[r], "result", 0,
+		    (double)(n % RING + 1));
 	one_worker("thread_ring", "ns/op", thread_ring_ns, n);
 }
 
-static const struct {
+/*
+ * The cases.  Most are one figure, f(runtime, size) on both runtimes and,
+ * with w1, on one ult worker too; sizes are full and quick, pthread's
+ * where they are smaller.  The others run a function of their own.
+ */
+static const struct mcase {
 	const char *name;
-	void (*fn)(void);
+	void (*own)(void);
+	double (*f)(int, long);
+	const char *metric;
+	long full, quick, pt_full, pt_quick;
+	int w1;
 	const char *what;
 } cases[] = {
-    {"bare_switch", case_bare_switch,
-	"ult__ctx_switch between two stacks, no scheduler: ns per switch"},
-    {"yield", case_yield,
-	"2 threads yield in turn; ult 1 worker, pthread both pinned to one "
-	"CPU; ns per yield"},
-    {"create_join", case_create_join,
-	"create + run + join of an empty thread from a thread, in sequence; "
-	"all workers"},
-    {"mutex_handoff", case_mutex_handoff,
-	"2 threads pass a turn (lock; wait until mine; flip; signal; "
-	"unlock); all workers; ns per handoff"},
-    {"condvar_prodcons", case_condvar_prodcons,
-	"1 producer, 1 consumer, 64-slot queue, mutex + not_full/not_empty; "
-	"all workers; ns per item"},
-    {"mutex_uncontended", case_mutex_uncontended,
-	"lock + unlock of a private mutex, 1 thread (ult on 1 worker)"},
-    {"mutex_contended4", case_mutex_contended4,
-	"4 threads lock; counter++; unlock; all workers; ns per lock+unlock"},
-    {"skynet", case_skynet,
-	"10-ary tree, 1e6 leaves (quick 1e5), all workers; peak_rss_MiB = "
-	"VmHWM of a freshly exec'd child, the largest of the rounds"},
-    {"skynet_10k", case_skynet_10k,
-	"the same tree with 1e4 leaves; pthread stacks 256 KiB like ult's"},
-    {"thread_ring", case_thread_ring,
-	"503 threads, one semaphore each, all workers; ns per pass"},
+    {.name = "bare_switch",
+	.own = case_bare_switch,
+	.what = "ult__ctx_switch between two stacks, no scheduler: ns per "
+		"switch"},
+    {.name = "yield",
+	.f = yield_ns,
+	.metric = "ns/op",
+	.full = 1000000,
+	.quick = 20000,
+	.what = "2 threads yield in turn; ult 1 worker, pthread both pinned "
+		"to one CPU; ns per yield"},
+    {.name = "create_join",
+	.f = create_join_ns,
+	.metric = "ns/op",
+	.full = 100000,
+	.quick = 5000,
+	.pt_full = 10000,
+	.pt_quick = 500,
+	.w1 = 1,
+	.what = "create + run + join of an empty thread from a thread, in "
+		"sequence; all workers"},
+    {.name = "mutex_handoff",
+	.f = mutex_handoff_ns,
+	.metric = "ns/op",
+	.full = 100000,
+	.quick = 2000,
+	.w1 = 1,
+	.what = "2 threads pass a turn (lock; wait until mine; flip; signal; "
+		"unlock); all workers; ns per handoff"},
+    {.name = "condvar_prodcons",
+	.f = condvar_prodcons_ns,
+	.metric = "ns/item",
+	.full = 1000000,
+	.quick = 20000,
+	.w1 = 1,
+	.what = "1 producer, 1 consumer, 64-slot queue, mutex + "
+		"not_full/not_empty; all workers; ns per item"},
+    {.name = "mutex_uncontended",
+	.f = mutex1_ns,
+	.metric = "ns/op",
+	.full = 10000000,
+	.quick = 200000,
+	.what = "lock + unlock of a private mutex, 1 thread (ult on 1 "
+		"worker)"},
+    {.name = "mutex_contended4",
+	.f = mutex4_ns,
+	.metric = "ns/op",
+	.full = 500000,
+	.quick = 10000,
+	.w1 = 1,
+	.what = "4 threads lock; counter++; unlock; all workers; ns per "
+		"lock+unlock"},
+    {.name = "skynet",
+	.own = case_skynet,
+	.what = "10-ary tree, 1e6 leaves (quick 1e5), all workers; "
+		"peak_rss_MiB = VmHWM of a freshly exec'd child, the largest "
+		"of the rounds"},
+    {.name = "skynet_10k",
+	.own = case_skynet_10k,
+	.what = "the same tree with 1e4 leaves; pthread stacks 256 KiB like "
+		"ult's"},
+    {.name = "thread_ring",
+	.own = case_thread_ring,
+	.what = "503 threads, one semaphore each, all workers; ns per pass"},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
+
+static void
+run_case(const struct mcase *c)
+{
+	long n, n_pt;
+
+	if (c->own != NULL) {
+		c->own();
+		return;
+	}
+	n = size(c->full, c->quick);
+	n_pt = c->pt_full != 0 ? size(c->pt_full, c->pt_quick) : n;
+	pair(c->name, c->metric, c->f, n, n_pt);
+	if (c->w1)
+		one_worker(c->name, c->metric, c->f, n);
+}
 
 int
 main(int argc, char **argv)
 {
-	int want[NCASES] = {0}, any = 0;
-	cpu_set_t set;
+	static const struct bw_opt opts[] = {
+	    {"--rounds", BW_INT, &rounds, 1, MAXROUNDS, "K"},
+	    {0},
+	};
+	const char *names[NCASES + 1] = {NULL};
+	const char *const *const groups[] = {names, NULL};
 
 	/* The same stack size as a uthread's default, so that thousands of
 	 * kernel threads (skynet_10k) fit. */
-	check(pthread_attr_init(&pattr), "pthread_attr_init");
-	check(pthread_attr_setstacksize(&pattr, ULT_STACK_DEFAULT),
-	    "pthread_attr_setstacksize");
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		while (pin_cpu < CPU_SETSIZE - 1 && !CPU_ISSET(pin_cpu, &set))
-			pin_cpu++;
+	bw_pthread_stack(ULT_STACK_DEFAULT);
+	pin_cpu = bw_first_cpu();
+	bw_prog = "micro";
 	if (argc == 4 && strcmp(argv[1], "--skynet-child") == 0)
 		return (skynet_child(argv[2], atoi(argv[3])));
-	for (int i = 1; i < argc; i++) {
-		size_t k;
-
-		if (strcmp(argv[i], "--quick") == 0) {
-			quick = 1;
-			rounds = SANITIZED ? 1 : 3;
-			continue;
-		}
-		if (strcmp(argv[i], "--rounds") == 0 && i + 1 < argc) {
-			rounds = atoi(argv[++i]);
-			if (rounds < 1 || rounds > MAXROUNDS)
-				die("--rounds: 1..%d", MAXROUNDS);
-			continue;
-		}
-		if (strcmp(argv[i], "--data") == 0 && i + 1 < argc) {
-			i++; /* no plot data from this experiment */
-			continue;
-		}
-		for (k = 0; k < NCASES; k++)
-			if (strcmp(argv[i], cases[k].name) == 0)
-				break;
-		if (k == NCASES) {
-			fprintf(stderr,
-			    "usage: micro [--quick] [--rounds K] [--data DIR] "
-			    "[case ...]\n");
-			return (2);
-		}
-		want[k] = any = 1;
-	}
+	for (size_t k = 0; k < NCASES; k++)
+		names[k] = cases[k].name;
+	bw_args("micro", argc, argv, opts, groups);
+	if (rounds == 0)
+		rounds = !bw_quick ? MAXROUNDS : SANITIZED ? 1 : 3;
 	fprintf(stderr,
 	    "micro: median of %d rounds%s; ult: policy ULE, preemption as "
 	    "the library default (ULT_PREEMPT) has it\n",
-	    rounds, quick ? " (quick sizes)" : "");
+	    rounds, bw_quick ? " (quick sizes)" : "");
 	for (size_t k = 0; k < NCASES; k++) {
-		if (any && !want[k])
+		if (!bw_selected(cases[k].name))
 			continue;
 		fprintf(stderr, "%s: %s\n", cases[k].name, cases[k].what);
-		cases[k].fn();
+		run_case(&cases[k]);
 	}
 	return (0);
 }

@@ -3,7 +3,6 @@
  * threads pass a token) and skynet (a 10-ary tree, a fresh process a round).
  */
 #include <errno.h>
-#include <semaphore.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,33 +10,13 @@
 #include <unistd.h>
 
 #include "micro.h"
+#include "work.h"
 
 /* ---- thread_ring ---- */
 
-static ult_sem_t ring_us[RING];
-static sem_t ring_ps[RING];
+static bw_sem_t ring[RING];
 static long token, ring_result;
 static int ring_done;
-
-static void
-ring_post(int i)
-{
-	if (rt == RT_ULT)
-		check(ult_sem_post(&ring_us[i]), "ult_sem_post");
-	else if (sem_post(&ring_ps[i]) != 0)
-		die("sem_post: %s", strerror(errno));
-}
-
-static void
-ring_wait(int i)
-{
-	if (rt == RT_ULT)
-		check(ult_sem_wait(&ring_us[i]), "ult_sem_wait");
-	else
-		while (sem_wait(&ring_ps[i]) != 0)
-			if (errno != EINTR)
-				die("sem_wait: %s", strerror(errno));
-}
 
 static void *
 ring_member(void *arg)
@@ -45,54 +24,49 @@ ring_member(void *arg)
 	int me = (int)(intptr_t)arg, next = (me + 1) % RING;
 
 	for (;;) {
-		ring_wait(me);
+		bw_sem_wait(&ring[me]);
 		/* The semaphores order these plain accesses. */
 		if (ring_done) {
-			ring_post(next);
+			bw_sem_post(&ring[next]);
 			return (NULL);
 		}
 		if (token == 0) {
 			mark_end();
 			ring_result = me + 1;
 			ring_done = 1;
-			ring_post(next); /* the others leave in turn */
+			bw_sem_post(&ring[next]); /* the others leave in turn */
 			return (NULL);
 		}
 		token--;
-		ring_post(next);
+		bw_sem_post(&ring[next]);
 	}
 }
 
 double
 thread_ring_ns(int r, long n)
 {
-	struct thr t[RING];
+	bw_thread_t t[RING];
 	uint64_t t0;
 
 	rt_start(r, 0);
-	for (int i = 0; i < RING; i++) {
-		check(ult_sem_init(&ring_us[i], 0), "ult_sem_init");
-		if (sem_init(&ring_ps[i], 0, 0) != 0)
-			die("sem_init: %s", strerror(errno));
-	}
+	for (int i = 0; i < RING; i++)
+		bw_sem_init(&ring[i], 0);
 	token = n;
 	ring_done = 0;
 	ring_result = 0;
 	atomic_store(&t_end, 0);
 	for (int i = 0; i < RING; i++)
-		check(thr_spawn(&t[i], ring_member, (void *)(intptr_t)i),
+		bw_must(bw_spawn(&t[i], ring_member, (void *)(intptr_t)i),
 		    "spawn");
 	t0 = ult_now();
-	ring_post(0);
+	bw_sem_post(&ring[0]);
 	for (int i = 0; i < RING; i++)
-		thr_join(&t[i]);
-	rt_stop();
-	for (int i = 0; i < RING; i++) {
-		check(ult_sem_destroy(&ring_us[i]), "ult_sem_destroy");
-		sem_destroy(&ring_ps[i]);
-	}
+		bw_join(&t[i]);
+	for (int i = 0; i < RING; i++)
+		bw_sem_destroy(&ring[i]);
+	bw_rt_stop();
 	if (ring_result != n % RING + 1)
-		die("thread_ring %s: result %ld, want %ld", rtname[r],
+		bw_die("thread_ring %s: result %ld, want %ld", rtname[r],
 		    ring_result, n % RING + 1);
 	return ((double)(atomic_load(&t_end) - t0) / (double)n);
 }
@@ -106,19 +80,19 @@ skynet(void *arg)
 {
 	uintptr_t v = (uintptr_t)arg, num = v >> 8, level = v & 0xff;
 	uintptr_t sum = 0;
-	struct thr c[10];
+	bw_thread_t c[10];
 	int n = 0;
 
 	if (level == 0)
 		return ((void *)num);
 	for (uintptr_t i = 0; i < 10; i++, n++)
-		if (thr_spawn(&c[i], skynet,
+		if (bw_spawn(&c[i], skynet,
 			(void *)(((num * 10 + i) << 8) | (level - 1))) != 0) {
 			spawn_failed = 1;
 			break;
 		}
 	for (int i = 0; i < n; i++)
-		sum += (uintptr_t)thr_join(&c[i]);
+		sum += (uintptr_t)bw_join(&c[i]);
 	return ((void *)sum);
 }
 
@@ -144,18 +118,18 @@ vm_hwm_kib(void)
 int
 skynet_child(const char *rts, int levels)
 {
-	struct thr root;
+	bw_thread_t root;
 	uint64_t t0;
 	void *sum = NULL;
 
 	rt_start(strcmp(rts, "ult") == 0 ? RT_ULT : RT_PTHREAD, 0);
 	t0 = ult_now();
-	if (thr_spawn(&root, skynet, (void *)(uintptr_t)levels) != 0)
+	if (bw_spawn(&root, skynet, (void *)(uintptr_t)levels) != 0)
 		spawn_failed = 1;
 	else
-		sum = thr_join(&root);
+		sum = bw_join(&root);
 	t0 = ult_now() - t0;
-	rt_stop();
+	bw_rt_stop();
 	if (spawn_failed) {
 		fprintf(stderr, "micro: skynet %s: thread creation failed\n",
 		    rts);
@@ -177,10 +151,10 @@ skynet_round(int r, int levels, double *ms, unsigned long *sum, long *peak_kib)
 
 	snprintf(lv, sizeof(lv), "%d", levels);
 	if (pipe(fds) != 0)
-		die("pipe: %s", strerror(errno));
+		bw_die("pipe: %s", strerror(errno));
 	fflush(stdout);
 	if ((pid = fork()) < 0)
-		die("fork: %s", strerror(errno));
+		bw_die("fork: %s", strerror(errno));
 	if (pid == 0) {
 		close(fds[0]);
 		dup2(fds[1], 1);
@@ -196,12 +170,12 @@ skynet_round(int r, int levels, double *ms, unsigned long *sum, long *peak_kib)
 	buf[got] = '\0';
 	close(fds[0]);
 	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		die("skynet %s: child died", rtname[r]);
+		bw_die("skynet %s: child died", rtname[r]);
 	if (WEXITSTATUS(status) == 2 && r == RT_PTHREAD)
 		return (1);
 	if (WEXITSTATUS(status) != 0 ||
 	    sscanf(buf, "%lf %lu %ld", ms, sum, peak_kib) != 3)
-		die("skynet %s: child failed", rtname[r]);
+		bw_die("skynet %s: child failed", rtname[r]);
 	return (0);
 }
 
@@ -228,12 +202,12 @@ bench_skynet(const char *c, int r, int levels)
 			return;
 		}
 		if (sum != want)
-			die("%s %s: sum %lu, want %lu", c, rtname[r], sum,
+			bw_die("%s %s: sum %lu, want %lu", c, rtname[r], sum,
 			    want);
 		peak = kib > peak ? kib : peak;
 	}
-	emit(c, r, "ms", median(ms, k), 1);
-	emit(c, r, "peak_rss_MiB", (double)peak / 1024.0, 1);
+	bw_emit(c, rtname[r], "ms", 1, bw_median(ms, k));
+	bw_emit(c, rtname[r], "peak_rss_MiB", 1, (double)peak / 1024.0);
 	fprintf(stderr, "  %s %s: %lu leaves, sum %lu ok\n", c, rtname[r],
 	    leaves, sum);
 }

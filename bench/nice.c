@@ -55,6 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "contract.h"
 #include "nice_model.h"
 #include "ult.h"
 #include "work.h"
@@ -90,7 +91,7 @@ fail(const char *what, const char *rt)
 static void
 result(const char *cas, const char *rt, const char *metric, double v)
 {
-	printf("R\tnice\t%s\t%s\t%s\t%.3f\n", cas, rt, metric, v);
+	bw_emit(cas, rt, metric, 3, v);
 }
 
 /* ---- the interactive probe's record ---- */
@@ -120,9 +121,10 @@ probe_report(struct probe *p, const char *rt)
 	}
 	qsort(p->lat, p->n, sizeof(*p->lat), bw_cmp_u64);
 	fprintf(stderr, "  %s interactive: %zu wakeups\n", rt, p->n);
-	result("interactive", rt, "p50_us", (double)p->lat[p->n / 2] / 1e3);
+	result("interactive", rt, "p50_us",
+	    (double)p->lat[bw_rank(p->n, 0.50)] / 1e3);
 	result("interactive", rt, "p99_us",
-	    (double)p->lat[p->n * 99 / 100] / 1e3);
+	    (double)p->lat[bw_rank(p->n, 0.99)] / 1e3);
 	result("interactive", rt, "max_us", (double)p->lat[p->n - 1] / 1e3);
 	free(p->lat);
 }
@@ -318,16 +320,6 @@ run_ult(int rt, const char *policy, double secs, int with_probe)
 
 static int lx_cpu;
 
-static void
-pin_self(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	sched_setaffinity(0, sizeof(set), &set);
-}
-
 static void *
 lx_probe(void *arg)
 {
@@ -335,7 +327,7 @@ lx_probe(void *arg)
 	unsigned long work = (unsigned long)(PROBE_WORK_US * spins_per_us);
 	struct timespec c0, c1;
 
-	pin_self(lx_cpu);
+	(void)bw_pin(lx_cpu);
 	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 	atomic_store(&probe_ready, 1);
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
@@ -446,7 +438,7 @@ run_linux(double secs)
 			if (getppid() != parent)
 				_exit(1);
 			alarm(0);
-			pin_self(lx_cpu);
+			(void)bw_pin(lx_cpu);
 			setpriority(PRIO_PROCESS, 0, nices[i]);
 			for (;;)
 				x++;
@@ -552,33 +544,17 @@ write_data(const char *dir)
 int
 main(int argc, char **argv)
 {
-	const char *data = NULL;
-	double secs = 8;
-	int quick = 0, model_only = 0, secs_set = 0;
+	double secs = 0;
+	int model_only = 0;
+	const struct bw_opt opts[] = {
+	    {"--secs", BW_DOUBLE, &secs, 0.1, 3600, "S"},
+	    {"--model", BW_FLAG, &model_only, 0, 0, NULL},
+	    {0},
+	};
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--quick") == 0)
-			quick = 1;
-		else if (strcmp(argv[i], "--model") == 0)
-			model_only = 1;
-		else if (strcmp(argv[i], "--secs") == 0 && i + 1 < argc) {
-			secs = atof(argv[++i]);
-			secs_set = 1;
-		} else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
-			data = argv[++i];
-		else {
-			fprintf(stderr,
-			    "usage: nice [--quick] [--secs S] [--data DIR] "
-			    "[--model]\n");
-			return (2);
-		}
-	}
-	if (quick && !secs_set)
-		secs = 1;
-	if (secs < 0.1 || secs > 3600) {
-		fprintf(stderr, "nice: --secs out of range\n");
-		return (2);
-	}
+	bw_args("nice", argc, argv, opts, NULL);
+	if (secs == 0)
+		secs = bw_quick ? 1 : 8;
 	bw_watchdog("nice");
 	/* The model counts whole seconds, like the Python original. */
 	run_model(secs < 1 ? 1 : (long)(secs + 0.5));
@@ -594,7 +570,7 @@ main(int argc, char **argv)
 		run_ult(RT_4BSD, "4bsd", secs, 1);
 		run_linux(secs);
 	}
-	if (data != NULL && write_data(data) != 0)
+	if (bw_data != NULL && write_data(bw_data) != 0)
 		return (1);
 	if (failed)
 		return (1);

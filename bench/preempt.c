@@ -16,11 +16,12 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
+#include "contract.h"
+#include "rt.h"
 #include "ult.h"
+#include "work.h"
 
 #define MAXROUNDS 16
 
@@ -47,49 +48,24 @@ hog(void *arg)
 static double
 round_ips(int preempt, int nhogs, double secs)
 {
-	struct ult_config cfg = {0};
-	ult_thread_t *t[2];
+	bw_thread_t t[2];
 	uint64_t t0, el;
-	int err;
 
-	cfg.ncpu = 1;
-	cfg.preempt = preempt ? 1 : -1;
-	if ((err = ult_init(&cfg)) != 0) {
-		fprintf(stderr, "preempt: ult_init: %s\n", strerror(err));
-		exit(1);
-	}
+	bw_rt_start(preempt ? "ult" : "ult-nopreempt", 1, 1);
 	atomic_store(&stop, 0);
 	atomic_store(&total, 0);
 	t0 = ult_now();
 	for (int i = 0; i < nhogs; i++)
-		if (ult_spawn(&t[i], NULL, hog, NULL) != 0)
-			exit(1);
+		bw_must(bw_spawn(&t[i], hog, NULL), "spawn");
 	usleep((useconds_t)(secs * 1e6));
 	atomic_store(&stop, 1);
 	for (int i = 0; i < nhogs; i++)
-		ult_join(t[i], NULL);
+		bw_join(&t[i]);
 	el = ult_now() - t0;
-	ult_shutdown();
-	if (atomic_load(&total) == 0) {
-		fprintf(stderr, "preempt: the hogs did not run\n");
-		exit(1);
-	}
+	bw_rt_stop();
+	if (atomic_load(&total) == 0)
+		bw_die("the hogs did not run");
 	return ((double)atomic_load(&total) / ((double)el / 1e9));
-}
-
-static int
-cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return ((x > y) - (x < y));
-}
-
-static double
-median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return (n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2);
 }
 
 int
@@ -99,12 +75,10 @@ main(int argc, char **argv)
 	double secs = 1.0, on[MAXROUNDS], off[MAXROUNDS];
 	int rounds = 7;
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--quick") == 0) {
-			secs = 0.2;
-			rounds = 1;
-		} else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
-			i++; /* nothing to plot */
+	bw_args("preempt", argc, argv, NULL, NULL);
+	if (bw_quick) {
+		secs = 0.2;
+		rounds = 1;
 	}
 	fprintf(stderr,
 	    "preempt: one worker, %.1f s rounds, %d rounds each, on and "
@@ -117,15 +91,12 @@ main(int argc, char **argv)
 			on[r] = round_ips(1, c + 1, secs);
 			off[r] = round_ips(0, c + 1, secs);
 		}
-		m_on = median(on, rounds);
-		m_off = median(off, rounds);
-		printf("R\tpreempt\t%s\tult\tMiter/s\t%.2f\n", cases[c],
-		    m_on / 1e6);
-		printf("R\tpreempt\t%s\tult-nopreempt\tMiter/s\t%.2f\n",
-		    cases[c], m_off / 1e6);
-		printf("R\tpreempt\t%s\tult\tloss%%\t%.2f\n", cases[c],
+		m_on = bw_median(on, rounds);
+		m_off = bw_median(off, rounds);
+		bw_emit(cases[c], "ult", "Miter/s", 2, m_on / 1e6);
+		bw_emit(cases[c], "ult-nopreempt", "Miter/s", 2, m_off / 1e6);
+		bw_emit(cases[c], "ult", "loss%", 2,
 		    100.0 * (m_off - m_on) / m_off);
-		fflush(stdout);
 		fprintf(stderr, "  %-9s on %.2f  off %.2f Miter/s\n", cases[c],
 		    m_on / 1e6, m_off / 1e6);
 	}

@@ -22,23 +22,22 @@
  * Usage: threads [--quick] [--secs S] [--locks M] [--yields N]
  */
 
-#include <pthread.h>
-#include <sched.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
+#include "contract.h"
+#include "rt.h"
 #include "ult.h"
 #include "work.h"
 
 #define MAXM 64
 #define MAXLAT (1u << 20)
 
-static ult_mutex_t umtx[MAXM];
-static pthread_mutex_t pmtx[MAXM];
+static bw_mutex_t mtx[MAXM];
 static int nlocks = 8, nyields = 1000;
 static atomic_int stop;
 static atomic_long next_event, events;
@@ -54,37 +53,18 @@ record(uint64_t t0)
 }
 
 static void *
-ult_worker(void *arg)
+worker(void *arg)
 {
 	(void)arg;
 	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
 		long ev = atomic_fetch_add(&next_event, 1);
-		ult_mutex_t *m = &umtx[ev % nlocks];
+		bw_mutex_t *m = &mtx[ev % nlocks];
 		uint64_t t0 = bw_now_ns();
 
 		for (int i = 0; i < nyields; i++) {
-			ult_mutex_lock(m);
-			ult_yield();
-			ult_mutex_unlock(m);
-		}
-		record(t0);
-	}
-	return (NULL);
-}
-
-static void *
-pthread_worker(void *arg)
-{
-	(void)arg;
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
-		long ev = atomic_fetch_add(&next_event, 1);
-		pthread_mutex_t *m = &pmtx[ev % nlocks];
-		uint64_t t0 = bw_now_ns();
-
-		for (int i = 0; i < nyields; i++) {
-			pthread_mutex_lock(m);
-			sched_yield();
-			pthread_mutex_unlock(m);
+			bw_mutex_lock(m);
+			bw_yield();
+			bw_mutex_unlock(m);
 		}
 		record(t0);
 	}
@@ -109,7 +89,7 @@ summarise(struct result *r, uint64_t el)
 	for (long i = 0; i < k; i++)
 		sum += lat[i];
 	r->avg = sum / (double)k;
-	r->p95 = lat[(long)(0.95 * (double)(k - 1))];
+	r->p95 = lat[bw_rank((size_t)k, 0.95)];
 	r->max = lat[k - 1];
 }
 
@@ -121,77 +101,38 @@ reset(void)
 	atomic_store(&next_event, 0);
 }
 
+/* T threads on runtime rt (ult: on that many workers, 0: all). */
 static struct result
-run_ult(const char *policy, int workers, int t, double secs)
+run(const char *rt, int workers, int t, double secs)
 {
-	struct ult_config cfg = {0};
-	ult_thread_t **th = calloc((size_t)t, sizeof(*th));
+	bw_thread_t *th = calloc((size_t)t, sizeof(*th));
 	struct result r = {0};
 	uint64_t t0;
-	int err;
 
-	cfg.ncpu = workers;
-	cfg.policy = policy;
-	cfg.preempt = 1;
-	if (th == NULL || (err = ult_init(&cfg)) != 0) {
-		fprintf(stderr, "threads: ult_init(%s, %d) failed\n", policy,
-		    workers);
-		exit(1);
-	}
+	if (th == NULL)
+		bw_die("out of memory");
+	bw_rt_start(rt, workers, 1);
 	for (int k = 0; k < nlocks; k++)
-		ult_mutex_init(&umtx[k]);
+		bw_mutex_init(&mtx[k]);
 	reset();
 	t0 = bw_now_ns();
 	for (int i = 0; i < t; i++)
-		if ((err = ult_spawn(&th[i], NULL, ult_worker, NULL)) != 0) {
-			fprintf(stderr, "threads: ult_spawn: %s\n",
-			    strerror(err));
-			exit(1);
-		}
+		bw_must(bw_spawn(&th[i], worker, NULL), "spawn");
 	usleep((useconds_t)(secs * 1e6));
 	atomic_store(&stop, 1);
 	for (int i = 0; i < t; i++)
-		ult_join(th[i], NULL);
+		bw_join(&th[i]);
 	summarise(&r, bw_now_ns() - t0);
-	for (int c = 0; c < ult_ncpu(); c++) {
+	for (int c = 0; bw_ult && c < ult_ncpu(); c++) {
 		struct ult_cpu_info ci;
 
 		if (ult_cpu_info(c, &ci) == 0)
 			r.waits += ci.sched_lock_waits;
 	}
+	/* A mutex still held would fail its destroy. */
 	for (int k = 0; k < nlocks; k++)
-		if (ult_mutex_destroy(&umtx[k]) != 0) {
-			fprintf(stderr, "threads: a mutex is still held\n");
-			exit(1);
-		}
-	ult_shutdown();
-	free(th);
-	return (r);
-}
-
-static struct result
-run_pthread(int t, double secs)
-{
-	pthread_t *th = calloc((size_t)t, sizeof(*th));
-	struct result r = {0};
-	uint64_t t0;
-
-	if (th == NULL)
-		exit(1);
-	for (int k = 0; k < nlocks; k++)
-		pthread_mutex_init(&pmtx[k], NULL);
-	reset();
-	t0 = bw_now_ns();
-	for (int i = 0; i < t; i++)
-		if (pthread_create(&th[i], NULL, pthread_worker, NULL) != 0) {
-			fprintf(stderr, "threads: pthread_create failed\n");
-			exit(1);
-		}
-	usleep((useconds_t)(secs * 1e6));
-	atomic_store(&stop, 1);
-	for (int i = 0; i < t; i++)
-		pthread_join(th[i], NULL);
-	summarise(&r, bw_now_ns() - t0);
+		bw_mutex_destroy(&mtx[k]);
+	bw_rt_stop();
 	free(th);
 	return (r);
 }
@@ -199,11 +140,10 @@ run_pthread(int t, double secs)
 static void
 emit(const char *cs, const char *rt, const struct result *r)
 {
-	printf("R\tthreads\t%s\t%s\tevents/s\t%.1f\n", cs, rt, r->eps);
-	printf("R\tthreads\t%s\t%s\tavg_ms\t%.3f\n", cs, rt, r->avg);
-	printf("R\tthreads\t%s\t%s\tp95_ms\t%.3f\n", cs, rt, r->p95);
-	printf("R\tthreads\t%s\t%s\tmax_ms\t%.3f\n", cs, rt, r->max);
-	fflush(stdout);
+	bw_emit(cs, rt, "events/s", 1, r->eps);
+	bw_emit(cs, rt, "avg_ms", 3, r->avg);
+	bw_emit(cs, rt, "p95_ms", 3, r->p95);
+	bw_emit(cs, rt, "max_ms", 3, r->max);
 }
 
 static void
@@ -211,36 +151,30 @@ check(const struct result *r, const char *what)
 {
 	/* Every thread runs its event to the end once started: a run with
 	 * no event at all means the workload never made progress. */
-	if (r->eps <= 0) {
-		fprintf(stderr, "threads: %s completed no event\n", what);
-		exit(1);
-	}
+	if (r->eps <= 0)
+		bw_die("%s completed no event", what);
 }
 
 int
 main(int argc, char **argv)
 {
 	static const int ts[] = {1, 2, 8, 64}, ws[] = {1, 2, 4, 8};
-	double secs = 2.0, lsecs = 0.5;
+	double secs = 0, lsecs;
+	const struct bw_opt opts[] = {
+	    {"--secs", BW_DOUBLE, &secs, 0.001, 3600, "S"},
+	    {"--locks", BW_INT, &nlocks, 1, MAXM, "M"},
+	    {"--yields", BW_INT, &nyields, 1, INT_MAX, "N"},
+	    {0},
+	};
 	char cs[32];
 
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--quick") == 0)
-			secs = lsecs = 0.1;
-		else if (strcmp(argv[i], "--secs") == 0 && i + 1 < argc)
-			secs = lsecs = atof(argv[++i]);
-		else if (strcmp(argv[i], "--locks") == 0 && i + 1 < argc)
-			nlocks = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--yields") == 0 && i + 1 < argc)
-			nyields = atoi(argv[++i]);
-		else if (strcmp(argv[i], "--data") == 0 && i + 1 < argc)
-			i++; /* no plot data of its own: run.sh plots R lines */
-	}
-	if (nlocks < 1 || nlocks > MAXM || nyields < 1 || secs <= 0 ||
-	    (lat = malloc(MAXLAT * sizeof(*lat))) == NULL) {
-		fprintf(stderr, "threads: bad arguments\n");
-		return (2);
-	}
+	/* --secs is every cell's length, else the lock table's are short. */
+	bw_args("threads", argc, argv, opts, NULL);
+	lsecs = secs != 0 ? secs : bw_quick ? 0.1 : 0.5;
+	if (secs == 0)
+		secs = bw_quick ? 0.1 : 2.0;
+	if ((lat = malloc(MAXLAT * sizeof(*lat))) == NULL)
+		bw_die("out of memory");
 	fprintf(stderr,
 	    "threads: M=%d locks, %d yields per event, %.1f s per cell, "
 	    "%ld CPUs\n",
@@ -249,9 +183,9 @@ main(int argc, char **argv)
 		struct result u, b, p;
 
 		snprintf(cs, sizeof(cs), "T=%d", ts[k]);
-		u = run_ult("ule", 0, ts[k], secs);
-		b = run_ult("4bsd", 0, ts[k], secs);
-		p = run_pthread(ts[k], secs);
+		u = run("ult", 0, ts[k], secs);
+		b = run("ult-4bsd", 0, ts[k], secs);
+		p = run("pthread", 0, ts[k], secs);
 		check(&u, "ule");
 		check(&b, "4bsd");
 		check(&p, "pthread");
@@ -265,21 +199,17 @@ main(int argc, char **argv)
 	/* Lock cost: the same workload across worker counts. */
 	for (unsigned w = 0; w < sizeof(ws) / sizeof(ws[0]); w++) {
 		for (unsigned k = 0; k < sizeof(ts) / sizeof(ts[0]); k++) {
-			struct result u = run_ult("ule", ws[w], ts[k], lsecs);
-			struct result b = run_ult("4bsd", ws[w], ts[k], lsecs);
+			struct result u = run("ult", ws[w], ts[k], lsecs);
+			struct result b = run("ult-4bsd", ws[w], ts[k], lsecs);
 
 			check(&u, "ule");
 			check(&b, "4bsd");
 			snprintf(cs, sizeof(cs), "w=%d,T=%d", ws[w], ts[k]);
-			printf("R\tthreads\t%s\tult\tevents/s\t%.1f\n", cs,
-			    u.eps);
-			printf("R\tthreads\t%s\tult-4bsd\tevents/s\t%.1f\n", cs,
-			    b.eps);
-			printf("R\tthreads\t%s\tult\tlock_waits\t%llu\n", cs,
-			    (unsigned long long)u.waits);
-			printf("R\tthreads\t%s\tult-4bsd\tlock_waits\t%llu\n",
-			    cs, (unsigned long long)b.waits);
-			fflush(stdout);
+			bw_emit(cs, "ult", "events/s", 1, u.eps);
+			bw_emit(cs, "ult-4bsd", "events/s", 1, b.eps);
+			bw_emit(cs, "ult", "lock_waits", 0, (double)u.waits);
+			bw_emit(cs, "ult-4bsd", "lock_waits", 0,
+			    (double)b.waits);
 		}
 	}
 	free(lat);

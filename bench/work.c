@@ -5,13 +5,17 @@
  * loses its CPU to another then takes longer to finish its work, which
  * is what the programs measure.
  */
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "contract.h"
 #include "work.h"
 
 /* Tries of the calibration, and iterations a try (about 0.5 ms). */
@@ -86,6 +90,65 @@ bw_cmp_double(const void *a, const void *b)
 	return (x < y ? -1 : x > y);
 }
 
+double
+bw_median(const double *v, int n)
+{
+	double *s = malloc((size_t)n * sizeof(*s)), m;
+
+	if (s == NULL)
+		bw_die("out of memory");
+	memcpy(s, v, (size_t)n * sizeof(*s));
+	qsort(s, (size_t)n, sizeof(*s), bw_cmp_double);
+	m = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
+	free(s);
+	return (m);
+}
+
+/* The rounding up tolerates p * n landing a hair above a whole number. */
+size_t
+bw_rank(size_t n, double p)
+{
+	long k = (long)((p * (double)n) + 0.999999);
+
+	if (k < 1)
+		k = 1;
+	if (k > (long)n)
+		k = (long)n;
+	return ((size_t)k - 1);
+}
+
+int
+bw_ncpus(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		return (CPU_COUNT(&set));
+	return ((int)sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+int
+bw_first_cpu(void)
+{
+	cpu_set_t set;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0)
+		for (int c = 0; c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set))
+				return (c);
+	return (0);
+}
+
+int
+bw_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return (pthread_setaffinity_np(pthread_self(), sizeof(set), &set));
+}
+
 static char watchdog_msg[128];
 
 static void
@@ -107,20 +170,4 @@ bw_watchdog(const char *prog)
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_alarm;
 	sigaction(SIGALRM, &sa, NULL);
-}
-
-int
-bw_selected(int argc, char **argv, const char *name, const char *const *set,
-    int nset)
-{
-	int any = 0;
-
-	for (int i = 1; i < argc; i++)
-		for (int k = 0; k < nset; k++)
-			if (strcmp(argv[i], set[k]) == 0) {
-				any = 1;
-				if (strcmp(argv[i], name) == 0)
-					return (1);
-			}
-	return (!any);
 }

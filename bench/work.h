@@ -1,10 +1,11 @@
 /*
- * Helpers shared by the benchmark programs (hint, nice, latency, make,
- * micro): a clock, a calibrated busy loop and qsort comparators.
+ * Helpers shared by the benchmark programs: a clock, a calibrated busy
+ * loop, the CPUs the process may use, a watchdog and order statistics.
  */
 #ifndef BENCH_WORK_H
 #define BENCH_WORK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* CLOCK_MONOTONIC in nanoseconds. */
@@ -24,14 +25,24 @@ void bw_busy_us(double us, double per_us);
  * for a CTest timeout.  Arm it with alarm(). */
 void bw_watchdog(const char *prog);
 
-/* Whether a run named `name', one of the nset names in set, is selected
- * by the command line: yes if it is named there, or if no name of the set
- * is (so "make j4 ult" runs one case on one runtime). */
-int bw_selected(int argc, char **argv, const char *name, const char *const *set,
-    int nset);
-
 /* Ascending order for qsort(). */
 int bw_cmp_u64(const void *a, const void *b);
 int bw_cmp_double(const void *a, const void *b);
+
+/* The median of v[0..n-1] (the mean of the middle two for even n); v is
+ * left as it is. */
+double bw_median(const double *v, int n);
+
+/* The nearest rank for percentile p (0..1) of n sorted samples, as an
+ * index: the smallest sample with at least p of them at or below it. */
+size_t bw_rank(size_t n, double p);
+
+/* How many CPUs the affinity mask allows (ult's default worker count),
+ * and the first of them. */
+int bw_ncpus(void);
+int bw_first_cpu(void);
+
+/* Pin the calling thread to one CPU; 0 or an errno value. */
+int bw_pin(int cpu);
 
 #endif /* BENCH_WORK_H */
