@@ -15,27 +15,9 @@
 #include <unistd.h>
 
 #include "core/runtime.h"
+#include "rt_test.h"
 #include "test.h"
 #include "ult.h"
-
-static void
-init_cfg(int ncpu, int preempt)
-{
-	struct ult_config cfg = {0};
-
-	cfg.ncpu = ncpu;
-	cfg.preempt = preempt;
-	CHECK_EQ(ult_init(&cfg), 0);
-}
-
-static struct ult_thread_info
-info(ult_thread_t *t)
-{
-	struct ult_thread_info in;
-
-	CHECK_EQ(ult_thread_info(t, &in), 0);
-	return (in);
-}
 
 /* ---- bind + lend ---- */
 
@@ -80,7 +62,7 @@ test_bind_running_lend(void)
 	struct sched_cpu_stats st;
 	int home;
 
-	init_cfg(3, -1);
+	rt_init(3, -1);
 	atomic_store(&bl_locked, 0);
 	atomic_store(&bl_release, 0);
 	atomic_store(&bl_cpu_after, -1);
@@ -92,18 +74,18 @@ test_bind_running_lend(void)
 		usleep(1000);
 	CHECK_EQ(ult_bind(h, -1), 0);
 	CHECK_EQ(ult_bind(h, 1), 0);
-	home = info(h).cpu;
+	home = rt_info(h).cpu;
 	CHECK_EQ(home, 0); /* still running where it was */
 	ult_attr_init(&a);
 	a.nice = -20;
 	a.cpu = 2;
 	CHECK_EQ(ult_spawn(&w, &a, bl_waiter, NULL), 0);
-	while (info(w).state != ULT_STATE_SLEEPING)
+	while (rt_info(w).state != ULT_STATE_SLEEPING)
 		usleep(1000);
 	/* The waiter blocked and lent to the holder, which still runs on
 	 * worker 0: worker 1 runs nothing and must not claim that
 	 * priority. */
-	CHECK_EQ(info(h).priority, info(w).priority);
+	CHECK_EQ(rt_info(h).priority, rt_info(w).priority);
 	ult__rt.sched->cpu_stats(1, &st);
 	CHECK_EQ(st.load, 0);
 	CHECK(st.lowpri >= 224);
@@ -170,7 +152,7 @@ test_lend_queued_owner(void)
 	int stranded = 0;
 	uint64_t end, seen;
 
-	init_cfg(4, 0);
+	rt_init(4, 0);
 	atomic_store(&lq_stop, 0);
 	atomic_store(&lq_rounds, 0);
 	ult_attr_init(&a);
@@ -242,7 +224,7 @@ test_idle_class_lowest(void)
 	void *r;
 
 	for (int ncpu = 1; ncpu <= 2; ncpu++) {
-		init_cfg(ncpu, 0);
+		rt_init(ncpu, 0);
 		usleep(100000); /* let every worker go to sleep */
 		ult_attr_init(&a);
 		a.cls = ULT_CLASS_IDLE;
@@ -295,7 +277,7 @@ test_bind_preempted_stays(void)
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 	SKIP("no asynchronous preemption in this build");
 #endif
-	init_cfg(2, 1);
+	rt_init(2, 1);
 	atomic_store(&bp_stop, 0);
 	atomic_store(&bp_moved, 0);
 	atomic_store(&bp_started, 0);
@@ -303,14 +285,14 @@ test_bind_preempted_stays(void)
 	while (!atomic_load(&bp_started))
 		usleep(1000);
 	ult_attr_init(&a);
-	a.cpu = info(t).cpu;
+	a.cpu = rt_info(t).cpu;
 	CHECK_EQ(ult_spawn(&r, &a, bp_spin, NULL), 0);
 	for (int i = 0; i < 2000 && !atomic_load(&bp_moved); i++) {
 		CHECK_EQ(ult_bind(t, i & 1), 0);
 		usleep(500);
 	}
 	/* It was preempted meanwhile, or the test showed nothing. */
-	while (info(t).nivcsw == 0)
+	while (rt_info(t).nivcsw == 0)
 		usleep(1000);
 	atomic_store(&bp_stop, 1);
 	CHECK_EQ(ult_join(t, NULL), 0);
@@ -369,7 +351,7 @@ test_fork_child(void)
 	int st;
 	pid_t p;
 
-	init_cfg(2, 0);
+	rt_init(2, 0);
 	CHECK_EQ(ult_spawn(&t, NULL, ret_arg, NULL), 0);
 	CHECK_EQ(ult_join(t, NULL), 0);
 	p = fork();

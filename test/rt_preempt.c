@@ -11,42 +11,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "rt_test.h"
 #include "test.h"
 #include "ult.h"
-
-static void
-init_cfg(int ncpu, int preempt)
-{
-	struct ult_config cfg = {0};
-
-	cfg.ncpu = ncpu;
-	cfg.preempt = preempt;
-	CHECK_EQ(ult_init(&cfg), 0);
-}
-
-static int
-preempt_available(void)
-{
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-	return (0);
-#else
-	return (1);
-#endif
-}
 
 static void
 set_sysctl(const char *name, long v)
 {
 	CHECK_EQ(ult_sysctl(name, NULL, &v), 0);
-}
-
-static struct ult_thread_info
-info(ult_thread_t *t)
-{
-	struct ult_thread_info in;
-
-	CHECK_EQ(ult_thread_info(t, &in), 0);
-	return (in);
 }
 
 static atomic_int stop;
@@ -77,19 +49,19 @@ test_preempt_two_hogs(void)
 	struct ult_thread_info i0, i1;
 	double share;
 
-	if (!preempt_available())
+	if (!rt_preempt_available())
 		SKIP("no asynchronous preemption in this build");
 	if (getenv("ULT_PREEMPT") != NULL)
 		SKIP("ULT_PREEMPT set: this test checks the default");
-	init_cfg(1, 0); /* the default must be on */
+	rt_init(1, 0); /* the default must be on */
 	atomic_store(&stop, 0);
 	ult_attr_init(&a);
 	CHECK_EQ(ult_spawn(&t[0], &a, hog, &c[0]), 0);
 	a.nice = 20;
 	CHECK_EQ(ult_spawn(&t[1], &a, hog, &c[1]), 0);
 	usleep(3000000);
-	i0 = info(t[0]);
-	i1 = info(t[1]);
+	i0 = rt_info(t[0]);
+	i1 = rt_info(t[1]);
 	atomic_store(&stop, 1);
 	CHECK_EQ(ult_join(t[0], NULL), 0);
 	CHECK_EQ(ult_join(t[1], NULL), 0);
@@ -133,7 +105,7 @@ test_preempt_off(void)
 {
 	ult_thread_t *t[2];
 
-	init_cfg(1, -1);
+	rt_init(1, -1);
 	for (int i = 0; i < 2; i++)
 		CHECK_EQ(
 		    ult_spawn(&t[i], NULL, finite_hog, (void *)(intptr_t)i), 0);
@@ -171,9 +143,9 @@ test_preempt_interactive(void)
 	uint64_t t0, el, alone_el;
 	long p0, p, alone;
 
-	if (!preempt_available())
+	if (!rt_preempt_available())
 		SKIP("no asynchronous preemption in this build");
-	init_cfg(1, 1);
+	rt_init(1, 1);
 	atomic_store(&stop, 0);
 	atomic_store(&periods, 0);
 	ult_attr_init(&a);
@@ -195,7 +167,7 @@ test_preempt_interactive(void)
 	usleep(2000000);
 	p = atomic_load(&periods) - p0;
 	el = ult_now() - t0;
-	ii = info(it);
+	ii = rt_info(it);
 	atomic_store(&stop, 1);
 	for (int i = 0; i < 10; i++)
 		CHECK_EQ(ult_join(t[i], NULL), 0);
@@ -267,9 +239,9 @@ test_class_realtime_idle(void)
 	long idle_mid, idle_end;
 	int cls, prio;
 
-	if (!preempt_available())
+	if (!rt_preempt_available())
 		SKIP("no asynchronous preemption in this build");
-	init_cfg(1, 1);
+	rt_init(1, 1);
 	atomic_store(&stop, 0);
 	/* Realtime: a timeshare hog makes no progress while it runs. */
 	CHECK_EQ(ult_spawn(&ts, NULL, hog, &ts_count), 0);
@@ -317,7 +289,7 @@ test_class_errors(void)
 	int cls, prio;
 
 	CHECK_EQ(ult_setclass(NULL, ULT_CLASS_REALTIME, 0), ENXIO);
-	init_cfg(0, 1);
+	rt_init(0, 1);
 	ult_attr_init(&a);
 	a.cls = 7;
 	CHECK_EQ(ult_spawn(&t, &a, hog, NULL), EINVAL);
@@ -404,11 +376,11 @@ test_preempt_libc_heavy(void)
 	uint64_t pre = 0;
 	void *r;
 
-	if (!preempt_available())
+	if (!rt_preempt_available())
 		SKIP("no asynchronous preemption in this build");
 	devnull = fopen("/dev/null", "w");
 	CHECK(devnull != NULL);
-	init_cfg(0, 1);
+	rt_init(0, 1);
 	set_sysctl("kern.sched.slice", 1);
 	atomic_store(&stop, 0);
 	pm_counter = 0;
@@ -459,7 +431,7 @@ errno_loop(void *arg)
 			atomic_fetch_add(&errno_bad, 1);
 		ult_yield(); /* a voluntary switch: migration allowed here */
 	}
-	atomic_fetch_add(&errno_preempted, (long)info(NULL).nivcsw);
+	atomic_fetch_add(&errno_preempted, (long)rt_info(NULL).nivcsw);
 	return (NULL);
 }
 
@@ -469,10 +441,10 @@ test_preempt_errno(void)
 	ult_thread_t *t[8], *tk[2];
 	int ncpu;
 
-	if (!preempt_available())
+	if (!rt_preempt_available())
 		SKIP("no asynchronous preemption in this build");
 	ncpu = sysconf(_SC_NPROCESSORS_ONLN) >= 2 ? 0 : 2;
-	init_cfg(ncpu, 1);
+	rt_init(ncpu, 1);
 	set_sysctl("kern.sched.slice", 1);
 	atomic_store(&stop, 0);
 	for (int i = 0; i < 2; i++)
@@ -511,17 +483,17 @@ sc_thread(void *arg)
 	(void)arg;
 	spin_ms(50); /* a slice or two: become a batch thread */
 	ult_schedctl_start();
-	sc_before = info(NULL);
+	sc_before = rt_info(NULL);
 	spin_ms(40); /* the competing hog's slice ends meanwhile */
-	sc_inside = info(NULL);
+	sc_inside = rt_info(NULL);
 	ult_schedctl_stop();
-	sc_after = info(NULL);
+	sc_after = rt_info(NULL);
 	ult_schedctl_start();
 	ult_schedctl_start(); /* nested */
 	spin_ms(300);
 	ult_schedctl_stop();
 	ult_schedctl_stop();
-	sc_long = info(NULL);
+	sc_long = rt_info(NULL);
 	return (NULL);
 }
 
@@ -531,9 +503,9 @@ test_schedctl(void)
 	static atomic_long c;
 	ult_thread_t *h, *s;
 
-	if (!preempt_available())
+	if (!rt_preempt_available())
 		SKIP("no asynchronous preemption in this build");
-	init_cfg(1, 1);
+	rt_init(1, 1);
 	set_sysctl("kern.sched.slice", 1);
 	set_sysctl("ult.schedctl_bound_us", 100000);
 	atomic_store(&stop, 0);
@@ -579,10 +551,10 @@ test_preempt_no_eintr(void)
 	struct ult_cpu_info ci;
 	ult_thread_t *r, *h;
 
-	if (!preempt_available())
+	if (!rt_preempt_available())
 		SKIP("no asynchronous preemption in this build");
 	CHECK_EQ(pipe(pipefd), 0);
-	init_cfg(1, 1);
+	rt_init(1, 1);
 	set_sysctl("kern.sched.slice", 1);
 	atomic_store(&stop, 0);
 	CHECK_EQ(ult_spawn(&r, NULL, reader, NULL), 0);
@@ -641,9 +613,9 @@ test_preempt_bind_deferred(void)
 	uint64_t n0;
 	int home, other;
 
-	if (!preempt_available())
+	if (!rt_preempt_available())
 		SKIP("no asynchronous preemption in this build");
-	init_cfg(2, 1);
+	rt_init(2, 1);
 	atomic_store(&bd_go, 0);
 	atomic_store(&bd_done, 0);
 	atomic_store(&bd_moved_early, 0);
@@ -660,12 +632,12 @@ test_preempt_bind_deferred(void)
 	CHECK_EQ(ult_spawn(&r, &a, bd_rival, NULL), 0);
 	/* Not yet preempted: bound at once, where it runs. */
 	CHECK_EQ(ult_bind(t, home), 0);
-	while (info(t).nivcsw == 0)
+	while (rt_info(t).nivcsw == 0)
 		usleep(1000);
 	CHECK_EQ(ult_bind(t, other), 0);
-	n0 = info(t).nivcsw;
+	n0 = rt_info(t).nivcsw;
 	atomic_store(&bd_go, 1);
-	while (info(t).nivcsw < n0 + 2) /* preempted twice more */
+	while (rt_info(t).nivcsw < n0 + 2) /* preempted twice more */
 		usleep(1000);
 	atomic_store(&bd_done, 1);
 	CHECK_EQ(ult_join(t, NULL), 0);

@@ -13,18 +13,9 @@
 
 #include "arch/cpu.h"
 #include "core/runtime.h"
+#include "rt_test.h"
 #include "test.h"
 #include "ult.h"
-
-static int
-preempt_available(void)
-{
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-	return (0);
-#else
-	return (1);
-#endif
-}
 
 static void
 start(int ncpu)
@@ -121,7 +112,7 @@ test_preempt_min_stack(void)
 	struct ult_attr a;
 	ult_thread_t *h, *y;
 
-	if (!preempt_available())
+	if (!rt_preempt_available())
 		SKIP("no asynchronous preemption in this build");
 	start(1);
 	atomic_store(&stop, 0);
@@ -209,7 +200,7 @@ test_preempt_min_stack_deep(void)
 	long switched = 0, deep_sw = 0;
 	int i;
 
-	if (!preempt_available())
+	if (!rt_preempt_available())
 		SKIP("no asynchronous preemption in this build");
 	if (frame == 0)
 		frame = 2048; /* MINSIGSTKSZ */
@@ -313,7 +304,7 @@ test_preempt_own_sigurg(void)
 	ult_thread_t *t, *h[2];
 	union sigval v;
 
-	if (!preempt_available())
+	if (!rt_preempt_available())
 		SKIP("no asynchronous preemption in this build");
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_sigaction = own_handler;
