@@ -1,6 +1,6 @@
 /*
- * latency: wakeup latency in the manner of schbench (docs: shared
- * benchmarks.md section 2), the delay between "you may run" and running.
+ * latency: wakeup latency in the manner of schbench (Chris Mason's
+ * scheduler benchmark), the delay between "you may run" and running.
  *
  * One message thread and 4 worker threads.  Each round the message thread
  * sleeps 1 ms, takes t0 = now and posts each worker's own semaphore;

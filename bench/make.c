@@ -1,6 +1,6 @@
 /*
- * make: a synthetic parallel make ("mkdag", docs: shared benchmarks.md
- * section 7), the buildworld analogue.  What make -jN stresses in a
+ * make: a synthetic parallel make ("mkdag", specified in bench/README.md),
+ * the buildworld analogue.  What make -jN stresses in a
  * scheduler is kept: many short-lived threads (every task is a fresh
  * thread, as every compile is a fork/exec), a job-token limit above the
  * CPU count, heavy-tailed task lengths, brief blocking, and a DAG whose

@@ -1,13 +1,13 @@
 /*
  * nice: CPU shares of eleven CPU hogs at nice -20, -16, ..., +20 that
  * share one CPU, and the wakeup latency of an interactive thread that
- * runs next to them (benchmarks.md section 5; the FreeBSD origin watched
- * `top -o cpu' with eleven niced shells).
+ * runs next to them (the test FreeBSD's ULE was checked with: eleven
+ * niced shells watched with `top -o cpu').
  *
  *   ult       the hogs are uthreads on one worker, sched_ule, preempt=1
  *   ult-4bsd  the same under sched_4bsd
  *   linux     the hogs are processes pinned to one CPU, setpriority()
- *   model     ule-nice-model.py ("classic" variant, ULE-C as ported)
+ *   model     the independent model of docs/ULE.md section 10 (ULE-C)
  *             recomputed here for the same run length
  *
  * For ult the shares come from a run of the hogs alone, as the model
@@ -485,7 +485,7 @@ run_linux(double secs)
 	probe_report(&p, "linux");
 }
 
-/* ---- the model: ule-nice-model.py in C, in nice_model.c ---- */
+/* ---- the model (nice_model.c) ---- */
 
 static void
 run_model(long secs)

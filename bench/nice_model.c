@@ -1,6 +1,7 @@
 /*
- * nice: the shares of the `model' runtime, ule-nice-model.py, variant
- * "classic" (ULE-C), ported to C.
+ * nice: the shares of the `model' runtime: an independent model of ULE-C's
+ * timeshare calendar (docs/ULE.md section 10), written from the algorithm,
+ * not from the port.
  *
  * One CPU, hz 1000, stathz 127, every thread always runnable.  Each
  * millisecond charges the running thread; each stat tick advances the

@@ -1,5 +1,6 @@
 /*
- * nice: the ULE nice model of nice_model.c (ule-nice-model.py in C).
+ * nice: the independent single-CPU model of ULE's nice shares
+ * (docs/ULE.md section 10).
  */
 #ifndef BENCH_NICE_MODEL_H
 #define BENCH_NICE_MODEL_H

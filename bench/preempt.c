@@ -8,8 +8,8 @@
  * real switch).  Reported: loop iterations per second summed over the
  * hogs, for `ult' and `ult-nopreempt' (the baseline), and the loss in
  * percent.  Rounds alternate on and off and the medians are compared, so
- * drift in the host's speed falls on both alike.  The target (issue 3):
- * under 1% lost.
+ * drift in the host's speed falls on both alike.  The target: under 1%
+ * lost.
  *
  * Usage: preempt [--quick] [--data DIR]
  */

@@ -1,5 +1,5 @@
 /*
- * threads: sysbench's `threads' workload (benchmarks.md section 1).  T
+ * threads: sysbench's `threads' workload (sysbench --test=threads).  T
  * threads; each event takes mutex (event mod M), yields and unlocks,
  * `yields' times over (defaults M = 8, yields = 1000), the mutex chosen
  * round-robin over events globally as sysbench does.  The yields make it
@@ -12,7 +12,7 @@
  * beside it).  Metrics: events/s and the per-event latency average, 95th
  * percentile and maximum, in ms, as sysbench prints them.
  *
- * The lock-cost table (issue 5) follows: both policies at 1, 2, 4 and 8
+ * The lock-cost table follows: both policies at 1, 2, 4 and 8
  * workers (more workers than CPUs is allowed and measured as such),
  * events/s and how many scheduler-lock acquisitions had to wait.  The
  * FreeBSD result to set against it: per-CPU scheduler locks were 3.8x
