@@ -1,11 +1,10 @@
 /*
- * hint: Robert Love's scheduler-hint semaphore test (from his 2011
- * sched_yield_to/schedctl discussions).  Five threads share one semaphore
- * (initial value 1); each loops a fixed number of times: compute, wait, compute
- * as long again inside the critical section, post.  A thread preempted while it
- * holds the semaphore stalls the other four, which run into it and block: the
- * lock-holder-preemption convoy that Love's sched_hint(HINT_TIME) and
- * Solaris' schedctl_start() address.
+ * hint: Robert Love's scheduler-hint semaphore test.  Five threads share one
+ * semaphore (initial value 1); each loops a fixed number of times: compute,
+ * wait, compute as long again inside the critical section, post.  A thread
+ * preempted while it holds the semaphore stalls the other four, which run into
+ * it and block: the lock-holder-preemption convoy that Love's
+ * sched_hint(HINT_TIME) and Solaris' schedctl_start() address.
  *
  *   ult       uthreads, preempt=1, ult_sem_t
  *   ult+hint  the same, with ult_schedctl_start() after the wait and
