@@ -4,7 +4,7 @@
  * i*RQ_PPQ .. i*RQ_PPQ+3; each queue is FIFO.  The functions keep
  * kern_switch.c's names, which already carry the runq_ prefix, so that is
  * also their name at link time.  A runq has no lock of its own: its owner
- * holds the lock that covers it (ULE: the tdq's; 4BSD: sched_lock).
+ * holds the lock that covers it (ULE: the tdq's; 4BSD: bsd_sched_lock).
  */
 #ifndef ULT_SCHED_RUNQ_H
 #define ULT_SCHED_RUNQ_H
