@@ -5,7 +5,9 @@
  * history a forked thread inherits.  Expected values are computed here
  * from the published formulas, independently of the policy code.
  */
+#include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sched/sched_ule.h"
 #include "sim.h"
@@ -200,6 +202,44 @@ test_slice_scaling(void)
 			    sw <= 10 * ULT_STATHZ / want[n] * 11 / 10 + 2);
 		sim_destroy(s);
 	}
+}
+
+/* Set a tunable through the policy's table, as ult_sysctl does. */
+static int
+tun_set(const struct sched_ops *ops, const char *name, long v)
+{
+	for (const struct sched_tunable *t = ops->tunables; t->name; t++)
+		if (strcmp(t->name, name) == 0) {
+			if (t->set != NULL)
+				return (t->set(v));
+			ULT_ST(t->var, (int)v);
+			return (0);
+		}
+	return (ENOENT);
+}
+
+/*
+ * The minimum slice the host bounds its deferrals by: sched_slice_min
+ * stat ticks, which kern.sched.quantum keeps at slice / 6, and one tick
+ * when that is 0 (a zero slice still ends only at the next tick).
+ */
+void
+test_slice_min_ule(void)
+{
+	const struct sched_ops *ops = &ult__sched_ule;
+
+	CHECK_EQ(ops->slice_min_us(), 2 * 1000000 / ULT_STATHZ);
+	/* One second: 127 ticks, a minimum of 21. */
+	CHECK_EQ(tun_set(ops, "kern.sched.quantum", 1000000), 0);
+	CHECK_EQ(TUN(ule_tun.slice_min), 21);
+	CHECK_EQ(ops->slice_min_us(), 21 * 1000000 / ULT_STATHZ);
+	/* 30 ms: 4 ticks, a minimum of 0. */
+	CHECK_EQ(tun_set(ops, "kern.sched.quantum", 30000), 0);
+	CHECK_EQ(TUN(ule_tun.slice_min), 0);
+	CHECK_EQ(ops->slice_min_us(), 1000000 / ULT_STATHZ);
+	/* The default quantum restores the default. */
+	CHECK_EQ(tun_set(ops, "kern.sched.quantum", 94488), 0);
+	CHECK_EQ(ops->slice_min_us(), 2 * 1000000 / ULT_STATHZ);
 }
 
 void

@@ -778,6 +778,7 @@ const struct sched_ops ult__sched_4bsd = {
     .thread_stats = bsd_thread_stats,
     .cpu_stats = bsd_cpu_stats,
     .tunables = bsd_tunables,
+    .slice_min_us = bsd_slice_min_us,
     .check = bsd_check,
     .dump = bsd_dump,
 };

@@ -111,6 +111,7 @@ void bsd_cpu_stats(int cpu, struct sched_cpu_stats *st);
 const char *bsd_check(void);
 void bsd_dump(int cpu, void (*out)(void *, const char *), void *arg);
 extern const struct sched_tunable bsd_tunables[];
+int bsd_slice_min_us(void);
 
 /* sched_4bsd.c */
 int bsd_cpu_idle_flag(int cpu);

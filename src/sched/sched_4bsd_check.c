@@ -94,6 +94,24 @@ quantum_set(long v)
 	return (0);
 }
 
+/*
+ * 4BSD has no minimum slice: every slice is kern.sched.slice stat ticks
+ * whatever the load (only a forked child's first is shorter, one tick).
+ * What the host bounds its deferrals by is ULE's figure for the same
+ * kern.sched.slice, slice / 6 (SCHED_SLICE_MIN_DIVISOR) ticks and at
+ * least one, so that a program's schedctl bound does not depend on the
+ * policy.
+ */
+int
+bsd_slice_min_us(void)
+{
+	int ticks = TUN(bsd_tun.slice) / 6;
+
+	if (ticks < 1)
+		ticks = 1;
+	return ((int)((long)ticks * 1000000 / ULT_STATHZ));
+}
+
 static long
 one_get(void)
 {

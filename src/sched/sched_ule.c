@@ -879,6 +879,7 @@ const struct sched_ops ult__sched_ule = {
     .thread_stats = ule_thread_stats,
     .cpu_stats = ule_cpu_stats,
     .tunables = ule_tunables,
+    .slice_min_us = ule_slice_min_us,
     .check = ule_check,
     .dump = ule_dump,
 };

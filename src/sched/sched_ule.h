@@ -226,6 +226,7 @@ int ule_idle_spins(void);
 
 /* sched_ule_tun.c: the ops table's tunables */
 extern const struct sched_tunable ule_tunables[];
+int ule_slice_min_us(void);
 
 /* sched_ule_check.c: the ops table's read-only views */
 int ule_load(int cpu);

@@ -53,6 +53,21 @@ quantum_set(long v)
 	return (0);
 }
 
+/*
+ * The minimum slice: a thread on a loaded queue runs sched_slice_min stat
+ * ticks (ule_tdq_slice).  That is slice / 6 as kern.sched.quantum sets it,
+ * and 0 for a slice under 6 ticks, which still ends only at the next tick.
+ */
+int
+ule_slice_min_us(void)
+{
+	int ticks = TUN(ule_tun.slice_min);
+
+	if (ticks < 1)
+		ticks = 1;
+	return ((int)((long)ticks * 1000000 / TUN(ule_tun.realstathz)));
+}
+
 static long
 one_get(void)
 {
