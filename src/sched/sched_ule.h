@@ -45,18 +45,30 @@
 #include "runq.h"
 #include "sched.h"
 
-/* Per-thread policy data (struct td_sched), in struct thread's td_sched. */
+/*
+ * Per-thread policy data (struct td_sched), in struct thread's td_sched.
+ *
+ * Locking: every field is (t), under td's thread lock, which is td's tdq
+ * lock while it is queued or running: the clock charges the running
+ * thread and the queue code sets ts_runq and TSF_XFERABLE under the queue
+ * lock for that reason.  While td is blocked (td_lock == &blocked_lock)
+ * the CPU that blocked it has them as if it held the lock (ule_switch,
+ * ule_switch_migrate, ule_tdq_move).  None is atomic: nothing reads them
+ * without the lock; ule_thread_stats even updates the %CPU window, so its
+ * callers need the thread lock too.  A child passed to exit() has exited
+ * and is read by its parent's caller unlocked.
+ */
 struct td_sched {
-	int ts_flags;	     /* TSF_* */
-	int ts_cpu;	     /* CPU we are queued on or last ran on */
-	int ts_rltick;	     /* ticks when we last ran (affinity) */
-	int ts_slice;	     /* stat ticks of the slice used so far */
-	unsigned ts_slptime; /* voluntary sleep, ticks << SCHED_TICK_SHIFT */
-	unsigned ts_runtime; /* run time, ticks << SCHED_TICK_SHIFT */
-	int ts_ltick;	     /* last %CPU update, ticks */
-	int ts_ftick;	     /* %CPU window start, ticks */
-	unsigned ts_ticks;   /* run ticks in the window << SCHED_TICK_SHIFT */
-	struct runq *ts_runq;
+	int ts_flags;	      /* (t) TSF_* */
+	int ts_cpu;	      /* (t) CPU we are queued on or last ran on */
+	int ts_rltick;	      /* (t) ticks when we last ran (affinity) */
+	int ts_slice;	      /* (t) stat ticks of the slice used so far */
+	unsigned ts_slptime;  /* (t) sleep time, ticks << SCHED_TICK_SHIFT */
+	unsigned ts_runtime;  /* (t) run time, ticks << SCHED_TICK_SHIFT */
+	int ts_ltick;	      /* (t) last %CPU update, ticks */
+	int ts_ftick;	      /* (t) %CPU window start, ticks */
+	unsigned ts_ticks;    /* (t) window's run ticks << SCHED_TICK_SHIFT */
+	struct runq *ts_runq; /* (t) the tdq runq td is on */
 };
 
 #define TSF_BOUND 0x0001    /* bound to a cpu */
@@ -71,27 +83,48 @@ td_get_sched(struct thread *td)
 	return ((struct td_sched *)(void *)td->td_sched);
 }
 
-/* Per-CPU queue.  The lock comes first and the struct is padded so that
- * two CPUs' queues never share a cache line. */
+/*
+ * Per-CPU queue.  The lock comes first and the struct is padded so that
+ * two CPUs' queues never share a cache line.
+ *
+ * Locking key, as FreeBSD's:
+ *   (c)  constant once ule_init (ule_idle_init for tdq_idlethread) ran
+ *   (t)  read and written under tdq_lock only
+ *   (ts) stores under tdq_lock, loads also without it, hence an atomic
+ *        (relaxed): by other CPUs' placement, stealing and balancing
+ *        searches, which re-check under the locks before anything moves;
+ *        by this CPU's idle loop (load, switch counts); by the host (load
+ *        for the worker's park test; load, transferable, lowpri and steals
+ *        for ult_cpu_info)
+ *   (ls) stored by this CPU's idle loop without tdq_lock, loaded by the
+ *        CPUs that add work here: an atomic, with the fence pairing of
+ *        ule_idle_enter and ule_tdq_notify
+ *   (f)  set under tdq_lock by a CPU asking this one to preempt, cleared
+ *        by this CPU, in ule_switch even without tdq_lock (the outgoing
+ *        thread's lock is then a sleep queue's): an atomic
+ * The switch counts are (ts) rather than FreeBSD's CPU-local (l): the
+ * clock that resets them runs on the clock thread, not on this CPU.  The
+ * hang report (ule_dump) reads every field without waiting for the lock.
+ */
 struct tdq {
 	struct mtx tdq_lock;
-	const struct cpu_group *tdq_cg; /* leaf group of this cpu */
-	struct thread *_Atomic tdq_curthread;
-	atomic_int tdq_load;	     /* running + queued, idle excluded */
-	atomic_int tdq_cpu_idle;     /* idle thread is (about to be) asleep */
-	atomic_int tdq_transferable; /* queued threads that may migrate */
-	atomic_int tdq_switchcnt;    /* switches this stat tick */
-	atomic_int tdq_oldswitchcnt; /* switches last stat tick */
-	atomic_int tdq_lowpri;	     /* best priority of curthread + queue */
-	atomic_int tdq_owepreempt;   /* remote preemption requested */
-	uint8_t tdq_idx;	     /* calendar insert index */
-	uint8_t tdq_ridx;	     /* calendar removal index */
-	int tdq_id;
-	atomic_uint_fast64_t tdq_steals;
-	struct thread *tdq_idlethread;
-	struct runq tdq_realtime;  /* interrupt, realtime, interactive */
-	struct runq tdq_timeshare; /* batch: the calendar */
-	struct runq tdq_idle;	   /* idle class */
+	const struct cpu_group *tdq_cg;	      /* (c) leaf group of this cpu */
+	struct thread *_Atomic tdq_curthread; /* (ts) running thread */
+	atomic_int tdq_load;	 /* (ts) running + queued, idle excluded */
+	atomic_int tdq_cpu_idle; /* (ls) idle thread is (about to be) asleep */
+	atomic_int tdq_transferable; /* (ts) queued threads that may migrate */
+	atomic_int tdq_switchcnt;    /* (ts) switches this stat tick */
+	atomic_int tdq_oldswitchcnt; /* (ts) switches last stat tick */
+	atomic_int tdq_lowpri;	   /* (ts) best priority of curthread + queue */
+	atomic_int tdq_owepreempt; /* (f) remote preemption requested */
+	uint8_t tdq_idx;	   /* (t) calendar insert index */
+	uint8_t tdq_ridx;	   /* (t) calendar removal index */
+	int tdq_id;		   /* (c) the cpu */
+	atomic_uint_fast64_t tdq_steals; /* (ts) threads this cpu took */
+	struct thread *tdq_idlethread;	 /* (c) */
+	struct runq tdq_realtime;  /* (t) interrupt, realtime, interactive */
+	struct runq tdq_timeshare; /* (t) batch: the calendar */
+	struct runq tdq_idle;	   /* (t) idle class */
 } ULT_ALIGNED_CL;
 
 /* Priority layout inside the timeshare band (FreeBSD 14/15 values). */
