@@ -40,17 +40,18 @@
 #define ESTCPULIM(e, iew) ((e) < 37 * (iew)-1 ? (e) : 37 * (iew)-1)
 #define LOADAV_TICKS (5 * ULT_HZ)
 
+/* The shared state; the locking key is in sched_4bsd.h. */
 struct mtx bsd_sched_lock = MTX_INITIALIZER("sched_lock");
-static struct runq runq;	    /* the global queue */
-static struct runq *runq_pcpu;	    /* bound and pinned threads */
-atomic_int *bsd_runq_length;	    /* per-CPU queue lengths */
-atomic_int bsd_runq_global_len;	    /* global queue length */
-atomic_int bsd_sched_tdcnt;	    /* running + queued, not idle */
-struct thread *_Atomic *bsd_curthr; /* per CPU */
-struct thread **bsd_idlethr;
-static atomic_int *cpu_idle; /* idle thread about to sleep */
-int bsd_ncpu;
-static int next_loadav, next_schedcpu;
+static struct runq runq;	    /* (s) the global queue */
+static struct runq *runq_pcpu;	    /* (c) bound and pinned threads, (s) */
+atomic_int *bsd_runq_length;	    /* (c) per-CPU queue lengths, (ss) */
+atomic_int bsd_runq_global_len;	    /* (ss) global queue length */
+atomic_int bsd_sched_tdcnt;	    /* (s) running + queued, not idle */
+struct thread *_Atomic *bsd_curthr; /* (c) per CPU, (ss) */
+struct thread **bsd_idlethr;	    /* (c) per CPU */
+static atomic_int *cpu_idle;	    /* (c) idle thread about to sleep, (ls) */
+int bsd_ncpu;			    /* (c) */
+static int next_loadav, next_schedcpu; /* (s) CPU 0's clock */
 
 /* Tunables (kern.sched.*). */
 struct bsd_tun bsd_tun = {

@@ -35,16 +35,24 @@
 
 #define TSF_BOUND 0x0001
 
+/*
+ * Per-thread policy data.  Every field is (t), under td's thread lock,
+ * which is bsd_sched_lock whenever td is queued or running: that is how
+ * schedcpu and the clock, which hold bsd_sched_lock, may update every
+ * such thread.  While td is blocked (td_lock == &blocked_lock) the CPU
+ * that blocked it has them.  None is atomic: nothing reads them without
+ * the lock (bsd_thread_stats' callers hold it).
+ */
 struct td_sched {
-	int ts_estcpu;	 /* decayed CPU usage */
-	int ts_cpticks;	 /* stat ticks this second */
-	int ts_pctcpu;	 /* FSCALE fixed point */
-	int ts_slice;	 /* stat ticks left */
-	int ts_flags;	 /* TSF_* */
-	int ts_cpu;	 /* bound CPU */
-	int ts_runq;	 /* per-CPU queue it is on, -1: global */
-	int ts_didrun;	 /* ran since the last schedcpu */
-	int ts_pctstamp; /* ticks when ts_pctcpu was last decayed */
+	int ts_estcpu;	 /* (t) decayed CPU usage */
+	int ts_cpticks;	 /* (t) stat ticks this second */
+	int ts_pctcpu;	 /* (t) FSCALE fixed point */
+	int ts_slice;	 /* (t) stat ticks left */
+	int ts_flags;	 /* (t) TSF_* */
+	int ts_cpu;	 /* (t) bound CPU */
+	int ts_runq;	 /* (t) per-CPU queue it is on, -1: global */
+	int ts_didrun;	 /* (t) ran since the last schedcpu */
+	int ts_pctstamp; /* (t) ticks when ts_pctcpu was last decayed */
 };
 
 _Static_assert(sizeof(struct td_sched) <= TD_SCHED_SIZE, "td_sched");
@@ -62,14 +70,31 @@ struct bsd_tun {
 };
 extern struct bsd_tun bsd_tun;
 
-/* sched_4bsd.c: the queues, under bsd_sched_lock, and the per-CPU state */
+/*
+ * The shared state: the queues, their counters and the per-CPU tables,
+ * defined in sched_4bsd.c.  Locking key:
+ *   (c)  constant between bsd_init and bsd_fini (bsd_idle_init fills
+ *        bsd_idlethr before the CPUs run)
+ *   (s)  read and written under bsd_sched_lock only
+ *   (ss) stores under bsd_sched_lock, loads also without it, hence atomic
+ *        (relaxed): the queue lengths by every CPU's idle loop
+ *        (runnable_for) and by the host (bsd_load for the worker's park
+ *        test, bsd_cpu_stats); the current threads by maybe_resched (a
+ *        nice change, under the thread's own lock, which may be a sleep
+ *        queue's) and by bsd_cpu_stats
+ *   (ls) stored by a CPU's own idle loop without bsd_sched_lock, loaded
+ *        by CPUs looking for one to wake: atomic, with the fence pairing
+ *        of bsd_idle_enter and forward_wakeup / kick_other_cpu
+ * The hang report (bsd_dump) reads them all without waiting for the lock.
+ * The run queues themselves, static in sched_4bsd.c, are (s).
+ */
 extern struct mtx bsd_sched_lock;
-extern atomic_int *bsd_runq_length;
-extern atomic_int bsd_runq_global_len;
-extern atomic_int bsd_sched_tdcnt;
-extern struct thread *_Atomic *bsd_curthr;
-extern struct thread **bsd_idlethr;
-extern int bsd_ncpu;
+extern atomic_int *bsd_runq_length;	   /* (c) array, entries (ss) */
+extern atomic_int bsd_runq_global_len;	   /* (ss) */
+extern atomic_int bsd_sched_tdcnt;	   /* (s), atomic for bsd_dump */
+extern struct thread *_Atomic *bsd_curthr; /* (c) array, entries (ss) */
+extern struct thread **bsd_idlethr;	   /* (c) */
+extern int bsd_ncpu;			   /* (c) */
 struct runq *bsd_rq_of(int idx);
 
 /*
@@ -96,7 +121,7 @@ runnable_for(int cpu)
 }
 
 /* sched_4bsd_cpu.c */
-extern int bsd_ldavg;
+extern int bsd_ldavg; /* (s), but see its definition */
 int bsd_iew(void);
 void bsd_resetpriority(struct thread *td);
 void bsd_pctcpu_decay(struct td_sched *ts, int now);

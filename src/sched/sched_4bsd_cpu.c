@@ -13,7 +13,15 @@
 /* exp(-1/12) * FSCALE: the 1-minute load average, sampled every 5 s */
 #define CEXP0 1884
 
-int bsd_ldavg; /* FSCALE fixed point */
+/*
+ * The load average, FSCALE fixed point: (s), written by CPU 0's clock
+ * under bsd_sched_lock.  Two readers do without the lock: bsd_updatepri,
+ * for a thread waking up under its sleep queue's lock, and the
+ * vm.loadavg.1min sysctl.  It is a plain int, so those two reads race
+ * with the clock's store (a stale or new value, never a torn one on the
+ * targets, but a data race all the same).
+ */
+int bsd_ldavg;
 
 int
 bsd_iew(void)
