@@ -528,6 +528,26 @@ test_schedctl(void)
 	CHECK_EQ(ult_shutdown(), 0);
 }
 
+/*
+ * Unset, the schedctl bound is one minimum slice of the running policy:
+ * 2 stat ticks at 127 Hz for the default 12-tick slice, ULE and 4BSD
+ * alike.
+ */
+void
+test_schedctl_bound_default(void)
+{
+	long slice, bound;
+
+	if (!preempt_available())
+		SKIP("no asynchronous preemption in this build");
+	init_cfg(1, 1);
+	CHECK_EQ(ult_sysctl("kern.sched.slice", &slice, NULL), 0);
+	CHECK_EQ(ult_sysctl("ult.schedctl_bound_us", &bound, NULL), 0);
+	CHECK_EQ(slice, 12);
+	CHECK_EQ(bound, 2 * 1000000 / 127);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
 /* The preemption signal does not fail a uthread's read() with EINTR. */
 static int pipefd[2];
 

@@ -171,6 +171,30 @@ test_bsd_nice_shares(void)
 	}
 }
 
+/*
+ * 4BSD has no minimum slice; it reports ULE's figure for the same
+ * kern.sched.slice, slice / 6 stat ticks and at least one, so that the
+ * host's deferral bound does not depend on the policy.
+ */
+void
+test_bsd_slice_min(void)
+{
+	const struct sched_ops *ops = &ult__sched_4bsd;
+	atomic_int *slice = NULL;
+
+	for (const struct sched_tunable *t = ops->tunables; t->name; t++)
+		if (strcmp(t->name, "kern.sched.slice") == 0)
+			slice = t->var;
+	CHECK(slice != NULL);
+	CHECK_EQ(ULT_LD(slice), 12);
+	CHECK_EQ(ops->slice_min_us(), 2 * 1000000 / ULT_STATHZ);
+	ULT_ST(slice, 30);
+	CHECK_EQ(ops->slice_min_us(), 5 * 1000000 / ULT_STATHZ);
+	ULT_ST(slice, 5);
+	CHECK_EQ(ops->slice_min_us(), 1000000 / ULT_STATHZ);
+	ULT_ST(slice, 12);
+}
+
 /* A bound thread runs only on its CPU; unbound ones use every CPU. */
 void
 test_bsd_bound_and_global(void)

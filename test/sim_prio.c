@@ -5,7 +5,9 @@
  * history a forked thread inherits.  Expected values are computed here
  * from the published formulas, independently of the policy code.
  */
+#include <errno.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "sched/sched_ule.h"
 #include "sim.h"
@@ -31,7 +33,7 @@ score_of(struct sim_thread *t, unsigned r, unsigned s)
 {
 	td_get_sched(&t->td)->ts_runtime = r;
 	td_get_sched(&t->td)->ts_slptime = s;
-	return (sched_interact_score(&t->td));
+	return (ule_interact_score(&t->td));
 }
 
 void
@@ -44,38 +46,38 @@ test_interact_score(void)
 	struct sim_thread *t = sim_spawn(s, 0, 1, 1, -1);
 
 	for (int interact = 30; interact <= 60; interact += 30) {
-		ULT_ST(&sched_interact, interact);
+		ULT_ST(&ule_tun.interact, interact);
 		for (unsigned i = 0; i < sizeof(hist) / sizeof(hist[0]); i++)
 			CHECK_EQ(score_of(t, hist[i][0], hist[i][1]),
 			    expect_score(hist[i][0], hist[i][1], interact));
 	}
-	ULT_ST(&sched_interact, SCHED_INTERACT_THRESH);
+	ULT_ST(&ule_tun.interact, SCHED_INTERACT_THRESH);
 	/* The approximations: ~50 r/s for sleepers, ~100 - 50 s/r beyond
 	 * the threshold shortcut. */
 	CHECK(score_of(t, K(250), K(1000)) >= 12 &&
 	    score_of(t, K(250), K(1000)) <= 13);
-	ULT_ST(&sched_interact, 60);
+	ULT_ST(&ule_tun.interact, 60);
 	CHECK(score_of(t, K(1000), K(250)) >= 87 &&
 	    score_of(t, K(1000), K(250)) <= 88);
-	ULT_ST(&sched_interact, SCHED_INTERACT_THRESH);
+	ULT_ST(&ule_tun.interact, SCHED_INTERACT_THRESH);
 
 	/* Decay: forget a fifth, halve, or clamp, by how far the sum is over
 	 * SCHED_SLP_RUN_MAX. */
 	td_get_sched(&t->td)->ts_runtime = SCHED_SLP_RUN_MAX / 2;
 	td_get_sched(&t->td)->ts_slptime = SCHED_SLP_RUN_MAX / 2 + 100;
-	sched_interact_update(&t->td);
+	ule_interact_update(&t->td);
 	CHECK_EQ(td_get_sched(&t->td)->ts_runtime,
 	    (SCHED_SLP_RUN_MAX / 2) / 5 * 4);
 	CHECK_EQ(td_get_sched(&t->td)->ts_slptime,
 	    (SCHED_SLP_RUN_MAX / 2 + 100) / 5 * 4);
 	td_get_sched(&t->td)->ts_runtime = SCHED_SLP_RUN_MAX;
 	td_get_sched(&t->td)->ts_slptime = SCHED_SLP_RUN_MAX / 2;
-	sched_interact_update(&t->td);
+	ule_interact_update(&t->td);
 	CHECK_EQ(td_get_sched(&t->td)->ts_runtime, SCHED_SLP_RUN_MAX / 2);
 	CHECK_EQ(td_get_sched(&t->td)->ts_slptime, SCHED_SLP_RUN_MAX / 4);
 	td_get_sched(&t->td)->ts_runtime = 100;
 	td_get_sched(&t->td)->ts_slptime = 3 * SCHED_SLP_RUN_MAX;
-	sched_interact_update(&t->td);
+	ule_interact_update(&t->td);
 	CHECK_EQ(td_get_sched(&t->td)->ts_slptime, SCHED_SLP_RUN_MAX);
 	CHECK_EQ(td_get_sched(&t->td)->ts_runtime, 1);
 	sim_destroy(s);
@@ -84,8 +86,8 @@ test_interact_score(void)
 	s = sim_create(1, NULL);
 	t = sim_spawn(s, 0, 2, 8, -1);
 	sim_run(s, 20000);
-	CHECK(sched_interact_score(&t->td) >= 10 &&
-	    sched_interact_score(&t->td) <= 15);
+	CHECK(ule_interact_score(&t->td) >= 10 &&
+	    ule_interact_score(&t->td) <= 15);
 	CHECK(t->td.td_user_pri < PRI_MIN_BATCH); /* interactive */
 	sim_destroy(s);
 }
@@ -119,7 +121,7 @@ test_batch_priority(void)
 			ts->ts_ltick = 11000;
 			ts->ts_ticks = K(100u * (unsigned)fracs[i]);
 			t->td.td_nice = (int8_t)nice;
-			sched_priority(&t->td);
+			ule_priority(&t->td);
 			CHECK_EQ(t->td.td_user_pri,
 			    expect_batch(ts->ts_ticks, 10000, nice));
 		}
@@ -129,10 +131,10 @@ test_batch_priority(void)
 	ts->ts_runtime = K(100);
 	ts->ts_slptime = K(1000);
 	t->td.td_nice = 0;
-	sched_priority(&t->td);
+	ule_priority(&t->td);
 	CHECK_EQ(t->td.td_user_pri, 88 + 48 * 5 / 30);
 	t->td.td_nice = -5;
-	sched_priority(&t->td);
+	ule_priority(&t->td);
 	CHECK_EQ(t->td.td_user_pri, 88);
 	sim_destroy(s);
 
@@ -161,9 +163,9 @@ test_pctcpu_window(void)
 
 	sim_run(s, 30000);
 	/* The sleeper takes its 50 %; the hog gets the rest. */
-	p = sched_pctcpu(&half->td, mach_ticks());
+	p = ule_pctcpu(&half->td, mach_ticks());
 	CHECK(p > FSCALE * 40 / 100 && p < FSCALE * 60 / 100);
-	p = sched_pctcpu(&hog->td, mach_ticks());
+	p = ule_pctcpu(&hog->td, mach_ticks());
 	CHECK(p > FSCALE * 40 / 100 && p < FSCALE * 60 / 100);
 	sim_destroy(s);
 
@@ -171,16 +173,16 @@ test_pctcpu_window(void)
 	s = sim_create(1, NULL);
 	half = sim_spawn(s, 0, 12000, 12000, -1);
 	sim_run(s, 12000);
-	CHECK(sched_pctcpu(&half->td, mach_ticks()) > FSCALE * 90 / 100);
+	CHECK(ule_pctcpu(&half->td, mach_ticks()) > FSCALE * 90 / 100);
 	sim_run(s, 11000);
-	CHECK_EQ(sched_pctcpu(&half->td, mach_ticks()), 0);
+	CHECK_EQ(ule_pctcpu(&half->td, mach_ticks()), 0);
 	sim_destroy(s);
 }
 
 void
 test_slice_scaling(void)
 {
-	/* tdq_slice by runnable threads: 12 12 6 4 3 2 2 2 (section 6.3). */
+	/* The slice by runnable threads: 12 12 6 4 3 2 2 2 (section 6.3). */
 	static const int want[] = {0, 12, 12, 6, 4, 3, 2, 2, 2};
 
 	for (int n = 1; n <= 8; n++) {
@@ -190,7 +192,7 @@ test_slice_scaling(void)
 		for (int i = 0; i < n; i++)
 			sim_spawn(s, 0, -1, 0, -1);
 		sim_run(s, 100);
-		CHECK_EQ(tdq_slice(TDQ_CPU(0)), want[n]);
+		CHECK_EQ(ule_tdq_slice(TDQ_CPU(0)), want[n]);
 		/* Hogs switch once per slice: stathz / slice per second. */
 		sw = s->cpu[0].switches;
 		sim_run(s, 10000);
@@ -200,6 +202,44 @@ test_slice_scaling(void)
 			    sw <= 10 * ULT_STATHZ / want[n] * 11 / 10 + 2);
 		sim_destroy(s);
 	}
+}
+
+/* Set a tunable through the policy's table, as ult_sysctl does. */
+static int
+tun_set(const struct sched_ops *ops, const char *name, long v)
+{
+	for (const struct sched_tunable *t = ops->tunables; t->name; t++)
+		if (strcmp(t->name, name) == 0) {
+			if (t->set != NULL)
+				return (t->set(v));
+			ULT_ST(t->var, (int)v);
+			return (0);
+		}
+	return (ENOENT);
+}
+
+/*
+ * The minimum slice the host bounds its deferrals by: sched_slice_min
+ * stat ticks, which kern.sched.quantum keeps at slice / 6, and one tick
+ * when that is 0 (a zero slice still ends only at the next tick).
+ */
+void
+test_slice_min_ule(void)
+{
+	const struct sched_ops *ops = &ult__sched_ule;
+
+	CHECK_EQ(ops->slice_min_us(), 2 * 1000000 / ULT_STATHZ);
+	/* One second: 127 ticks, a minimum of 21. */
+	CHECK_EQ(tun_set(ops, "kern.sched.quantum", 1000000), 0);
+	CHECK_EQ(TUN(ule_tun.slice_min), 21);
+	CHECK_EQ(ops->slice_min_us(), 21 * 1000000 / ULT_STATHZ);
+	/* 30 ms: 4 ticks, a minimum of 0. */
+	CHECK_EQ(tun_set(ops, "kern.sched.quantum", 30000), 0);
+	CHECK_EQ(TUN(ule_tun.slice_min), 0);
+	CHECK_EQ(ops->slice_min_us(), 1000000 / ULT_STATHZ);
+	/* The default quantum restores the default. */
+	CHECK_EQ(tun_set(ops, "kern.sched.quantum", 94488), 0);
+	CHECK_EQ(ops->slice_min_us(), 2 * 1000000 / ULT_STATHZ);
 }
 
 void
@@ -225,13 +265,14 @@ test_fork_exit_history(void)
 	CHECK_EQ(cts->ts_runtime, r0 / (sum / SCHED_SLP_RUN_FORK));
 	CHECK_EQ(cts->ts_slptime, s0 / (sum / SCHED_SLP_RUN_FORK));
 	/* Parent: charged one stat tick of run time for forking. */
-	CHECK(pts->ts_runtime == r0 + (unsigned)TUN(tickincr) ||
-	    pts->ts_runtime == (r0 + (unsigned)TUN(tickincr)) / 5 * 4 ||
-	    pts->ts_runtime == (r0 + (unsigned)TUN(tickincr)) / 2);
+	CHECK(pts->ts_runtime == r0 + (unsigned)TUN(ule_tun.tickincr) ||
+	    pts->ts_runtime == (r0 + (unsigned)TUN(ule_tun.tickincr)) / 5 * 4 ||
+	    pts->ts_runtime == (r0 + (unsigned)TUN(ule_tun.tickincr)) / 2);
 	/* Same %CPU window and "almost used" slice. */
 	CHECK_EQ(cts->ts_ticks, pts->ts_ticks);
 	CHECK_EQ(cts->ts_ftick, pts->ts_ftick);
-	CHECK_EQ(cts->ts_slice, tdq_slice(TDQ_CPU(0)) - TUN(sched_slice_min));
+	CHECK_EQ(cts->ts_slice,
+	    ule_tdq_slice(TDQ_CPU(0)) - TUN(ule_tun.slice_min));
 	/* Exit charges the child's run time, not its sleep, to the parent. */
 	cts->ts_runtime = K(700);
 	cts->ts_slptime = K(5000);

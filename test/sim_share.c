@@ -116,7 +116,7 @@ test_interactive_wins(void)
 	sim_run(s, 10000);
 	sim_reset_stats(s);
 	sim_run(s, 20000);
-	CHECK(sched_interact_score(&ia->td) < TUN(sched_interact));
+	CHECK(ule_interact_score(&ia->td) < TUN(ule_tun.interact));
 	CHECK(ia->td.td_user_pri <= PRI_MAX_INTERACT);
 	/* It completed (nearly) every period: 20 s / 11 ms. */
 	CHECK(ia->bursts >= 20000 / 11 * 95 / 100);

@@ -1,6 +1,6 @@
 /*
  * ULE's multiprocessor decisions on 4 and 8 virtual CPUs: placement with
- * cache affinity (sched_pickcpu), idle stealing, the periodic balancer,
+ * cache affinity (ule_pickcpu), idle stealing, the periodic balancer,
  * and the topology tree they search.
  */
 #include <string.h>
@@ -61,7 +61,7 @@ test_pickcpu_idle_llc(void)
 	struct sim_thread *t;
 
 	/* The balancer would also move it (TDF_PICKCPU); keep it out. */
-	ULT_ST(&rebalance, 0);
+	ULT_ST(&ule_tun.rebalance, 0);
 	sim_topo_desc(desc, 8, 4, 0, 0);
 	s = sim_create(8, desc);
 	s->check_every = 11;
@@ -77,7 +77,7 @@ test_pickcpu_idle_llc(void)
 	CHECK(t->ran_on[0] + t->ran_on[2] + t->ran_on[3] > 0);
 	CHECK(s->check_failed == NULL);
 	sim_destroy(s);
-	ULT_ST(&rebalance, 1);
+	ULT_ST(&ule_tun.rebalance, 1);
 
 	/* Same thread, flat topology: any idle CPU will do. */
 	s = sim_create(8, NULL);
@@ -102,7 +102,7 @@ test_idle_steal(void)
 	struct sim *s = sim_create(4, NULL);
 	uint64_t steals = 0;
 
-	ULT_ST(&rebalance, 0);
+	ULT_ST(&ule_tun.rebalance, 0);
 	s->check_every = 13;
 	/* Sleepy threads on CPUs 1-3 make those CPUs go idle again and
 	 * again; each time they look for work to steal. */
@@ -120,20 +120,20 @@ test_idle_steal(void)
 	CHECK(steals >= 3);
 	CHECK(sim_load(s, 0) <= 3);
 	CHECK(s->check_failed == NULL);
-	ULT_ST(&rebalance, 1);
+	ULT_ST(&ule_tun.rebalance, 1);
 	sim_destroy(s);
 
 	/* steal_thresh is honoured: a victim with a single waiting thread
 	 * (load 2) is not robbed when the threshold is 3. */
-	ULT_ST(&steal_thresh, 3);
-	ULT_ST(&rebalance, 0);
+	ULT_ST(&ule_tun.steal_thresh, 3);
+	ULT_ST(&ule_tun.rebalance, 0);
 	s = sim_create(2, NULL);
 	sim_spawn(s, 0, 1, 3, 1);
 	hogs_on(s, h, 2, 0);
 	sim_run(s, 2000);
 	CHECK_EQ(h[0]->ran_on[1] + h[1]->ran_on[1], 0);
-	ULT_ST(&steal_thresh, 2);
-	ULT_ST(&rebalance, 1);
+	ULT_ST(&ule_tun.steal_thresh, 2);
+	ULT_ST(&ule_tun.rebalance, 1);
 	sim_destroy(s);
 }
 
@@ -151,8 +151,8 @@ test_steal_stranded(void)
 		struct sim_thread *t;
 		int guard = 0;
 
-		ULT_ST(&rebalance, 0);
-		ULT_ST(&steal_stranded, on);
+		ULT_ST(&ule_tun.rebalance, 0);
+		ULT_ST(&ule_tun.steal_stranded, on);
 		s->check_every = 7;
 		sim_spawn(s, 0, 1, 2, 0); /* keeps CPU 0 going idle */
 		t = sim_spawn(s, 0, 2, 5, 1);
@@ -175,8 +175,8 @@ test_steal_stranded(void)
 		CHECK(s->check_failed == NULL);
 		sim_destroy(s);
 	}
-	ULT_ST(&steal_stranded, 1);
-	ULT_ST(&rebalance, 1);
+	ULT_ST(&ule_tun.steal_stranded, 1);
+	ULT_ST(&ule_tun.rebalance, 1);
 }
 
 /*
@@ -192,7 +192,7 @@ test_balancer_spreads(void)
 	struct sim *s;
 	int lo = 100, hi = 0;
 
-	ULT_ST(&steal_idle, 0);
+	ULT_ST(&ule_tun.steal_idle, 0);
 	sim_topo_desc(desc, 8, 8, 2, 0);
 	s = sim_create(8, desc);
 	s->check_every = 17;
@@ -209,7 +209,7 @@ test_balancer_spreads(void)
 	}
 	CHECK(hi - lo <= 1);
 	CHECK(s->check_failed == NULL);
-	ULT_ST(&steal_idle, 1);
+	ULT_ST(&ule_tun.steal_idle, 1);
 	sim_destroy(s);
 }
 

@@ -348,8 +348,6 @@ int
 ult__preempt_init(void)
 {
 	struct sigaction sa;
-	long slice;
-	const struct sched_tunable *t;
 	int err;
 
 	ult__preempt_shim_link();
@@ -375,14 +373,9 @@ ult__preempt_init(void)
 		ult__rt.preempt = -1;
 		return (0);
 	}
-	/* Default deferral bound: one minimum slice (slice / 6 stat ticks). */
-	slice = 0;
-	for (t = ult__rt.sched->tunables; t->name != NULL; t++)
-		if (strcmp(t->name, "kern.sched.slice") == 0 && t->var != NULL)
-			slice = ULT_LD(t->var);
+	/* Default deferral bound: one minimum slice. */
 	if (ULT_LD(&ult__schedctl_bound_us) == 0)
-		ULT_ST(&ult__schedctl_bound_us,
-		    (int)((slice > 6 ? slice / 6 : 1) * 1000000 / ULT_STATHZ));
+		ULT_ST(&ult__schedctl_bound_us, ult__rt.sched->slice_min_us());
 	if ((err = ult__text_build()) == ENOEXEC) {
 		static const char msg[] =
 		    "ult: cannot read the program's section headers to find "

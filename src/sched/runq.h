@@ -1,7 +1,10 @@
 /*
  * The 64-queue run queue with a status bitmap (kern_switch.c's runq),
  * shared by sched_ule and sched_4bsd.  Queue i holds priorities
- * i*RQ_PPQ .. i*RQ_PPQ+3; each queue is FIFO.
+ * i*RQ_PPQ .. i*RQ_PPQ+3; each queue is FIFO.  The functions keep
+ * kern_switch.c's names, which already carry the runq_ prefix, so that is
+ * also their name at link time.  A runq has no lock of its own: its owner
+ * holds the lock that covers it (ULE: the tdq's; 4BSD: bsd_sched_lock).
  */
 #ifndef ULT_SCHED_RUNQ_H
 #define ULT_SCHED_RUNQ_H
@@ -18,14 +21,6 @@ struct runq {
 	struct ult__list rq_queues[RQ_NQS];
 };
 
-#define runq_init ult__runq_init
-#define runq_add ult__runq_add
-#define runq_add_pri ult__runq_add_pri
-#define runq_remove ult__runq_remove
-#define runq_remove_idx ult__runq_remove_idx
-#define runq_choose ult__runq_choose
-#define runq_choose_from ult__runq_choose_from
-
 void runq_init(struct runq *rq);
 /* Queue by td_priority; SRQ_PREEMPTED puts td at the head. */
 void runq_add(struct runq *rq, struct thread *td, int flags);
@@ -38,7 +33,6 @@ void runq_remove_idx(struct runq *rq, struct thread *td, uint8_t *idx);
 struct thread *runq_choose(const struct runq *rq);
 /* Head of the first non-empty queue at or after idx, wrapping once. */
 struct thread *runq_choose_from(const struct runq *rq, int idx);
-#define runq_dump ult__runq_dump
 void runq_dump(const char *name, const struct runq *rq,
     void (*out)(void *, const char *), void *arg);
 

@@ -165,6 +165,12 @@ struct sched_ops {
 
 	/* kern.sched.* tunables, terminated by a NULL name. */
 	const struct sched_tunable *tunables;
+	/* The shortest slice the policy gives a thread, in microseconds, at
+	 * least one stat tick, from the tunables as they are now: what the
+	 * host bounds its own deferrals of a preemption by (the default
+	 * ult.schedctl_bound_us).  Reads only tunables, so it may be called
+	 * before init(). */
+	int (*slice_min_us)(void);
 
 	/* Check the invariants of every CPU queue (ule-algorithm.md s.14)
 	 * with all queues locked; returns 0 or a line describing the first

@@ -3,14 +3,15 @@
  * behind the same ops table, so that the two can be compared on the same
  * runtime (ule-algorithm.md section 12).
  *
- * One global run queue under one global lock, the old sched_lock: every
- * runnable or running thread's td_lock is &sched_lock, and every CPU takes
- * it to choose, add, switch and tick.  Per-CPU queues exist only for
+ * One global run queue under one global lock, FreeBSD's old sched_lock
+ * (bsd_sched_lock here): every runnable or running thread's td_lock is
+ * &bsd_sched_lock, and every CPU takes it to choose, add, switch and
+ * tick.  Per-CPU queues exist only for
  * threads that must run on one CPU (bound, or pinned).  Priority is
  * recomputed from a decayed CPU-usage estimate, td_estcpu, charged per
  * stat tick and decayed once a second by a filter of the load average;
  * sleepers catch up on that decay when they wake.  A round-robin slice of
- * sched_slice stat ticks (100 ms) ends in an AST.
+ * kern.sched.slice stat ticks (bsd_tun.slice, 100 ms) ends in an AST.
  *
  * Pure like sched_ule: time and CPU come through machine.h.
  *
@@ -20,7 +21,7 @@
  * sched_4bsd_check.c.
  *
  * Deviations, all for user space: schedcpu() visits only threads that are
- * queued or running (it runs from CPU 0's clock under sched_lock, which
+ * queued or running (it runs from CPU 0's clock under bsd_sched_lock, which
  * cannot also take the sleep queues' locks); a sleeper's pctcpu and estcpu
  * decay for the seconds it slept is applied when it wakes, which
  * updatepri() does for estcpu in FreeBSD anyway.  A wakeup from a thread
@@ -39,25 +40,28 @@
 #define ESTCPULIM(e, iew) ((e) < 37 * (iew)-1 ? (e) : 37 * (iew)-1)
 #define LOADAV_TICKS (5 * ULT_HZ)
 
-struct mtx sched_lock = MTX_INITIALIZER("sched_lock");
-static struct runq runq;	/* the global queue */
-static struct runq *runq_pcpu;	/* bound and pinned threads */
-atomic_int *runq_length;	/* per-CPU queue lengths */
-atomic_int runq_global_len;	/* global queue length */
-atomic_int sched_tdcnt;		/* running + queued, not idle */
-struct thread *_Atomic *curthr; /* per CPU */
-struct thread **idlethr;
-static atomic_int *cpu_idle; /* idle thread about to sleep */
-int ncpu;
-static int next_loadav, next_schedcpu;
+/* The shared state; the locking key is in sched_4bsd.h. */
+struct mtx bsd_sched_lock = MTX_INITIALIZER("sched_lock");
+static struct runq runq;	    /* (s) the global queue */
+static struct runq *runq_pcpu;	    /* (c) bound and pinned threads, (s) */
+atomic_int *bsd_runq_length;	    /* (c) per-CPU queue lengths, (ss) */
+atomic_int bsd_runq_global_len;	    /* (ss) global queue length */
+atomic_int bsd_sched_tdcnt;	    /* (s) running + queued, not idle */
+struct thread *_Atomic *bsd_curthr; /* (c) per CPU, (ss) */
+struct thread **bsd_idlethr;	    /* (c) per CPU */
+static atomic_int *cpu_idle;	    /* (c) idle thread about to sleep, (ls) */
+int bsd_ncpu;			    /* (c) */
+static int next_loadav, next_schedcpu; /* (s) CPU 0's clock */
 
 /* Tunables (kern.sched.*). */
-atomic_int sched_slice = ULT_STATHZ / 10;
+struct bsd_tun bsd_tun = {
+    .slice = ULT_STATHZ / 10,
+};
 
 /* ---- queues ------------------------------------------------------ */
 
 struct runq *
-rq_of(int idx)
+bsd_rq_of(int idx)
 {
 	return (idx < 0 ? &runq : &runq_pcpu[idx]);
 }
@@ -68,18 +72,18 @@ runq_put(struct thread *td, int flags)
 	struct td_sched *ts = ts_of(td);
 	int q = -1;
 
-	MTX_ASSERT_OWNED(&sched_lock);
+	MTX_ASSERT_OWNED(&bsd_sched_lock);
 	MPASS(!TD_ON_RUNQ(td));
 	if (ts->ts_flags & TSF_BOUND)
 		q = ts->ts_cpu;
 	else if (td->td_pinned && td->td_lastcpu != NOCPU)
 		q = td->td_lastcpu;
 	ts->ts_runq = q;
-	runq_add(rq_of(q), td, flags);
+	runq_add(bsd_rq_of(q), td, flags);
 	if (q < 0)
-		ULT_ST(&runq_global_len, ULT_LD(&runq_global_len) + 1);
+		ULT_ST(&bsd_runq_global_len, ULT_LD(&bsd_runq_global_len) + 1);
 	else
-		ULT_ST(&runq_length[q], ULT_LD(&runq_length[q]) + 1);
+		ULT_ST(&bsd_runq_length[q], ULT_LD(&bsd_runq_length[q]) + 1);
 	TD_SET_RUNQ(td);
 }
 
@@ -88,13 +92,13 @@ runq_take(struct thread *td)
 {
 	int q = ts_of(td)->ts_runq;
 
-	MTX_ASSERT_OWNED(&sched_lock);
+	MTX_ASSERT_OWNED(&bsd_sched_lock);
 	MPASS(TD_ON_RUNQ(td));
-	runq_remove(rq_of(q), td);
+	runq_remove(bsd_rq_of(q), td);
 	if (q < 0)
-		ULT_ST(&runq_global_len, ULT_LD(&runq_global_len) - 1);
+		ULT_ST(&bsd_runq_global_len, ULT_LD(&bsd_runq_global_len) - 1);
 	else
-		ULT_ST(&runq_length[q], ULT_LD(&runq_length[q]) - 1);
+		ULT_ST(&bsd_runq_length[q], ULT_LD(&bsd_runq_length[q]) - 1);
 }
 
 /* Best queued thread for cpu: global, unless its own queue beats it. */
@@ -112,16 +116,16 @@ runq_best(int cpu)
 /*
  * Move a queued thread to the tail of the queue its priority now selects,
  * on the same run queue.  The queue lengths do not change: an idle CPU
- * reads them without sched_lock to decide whether to sleep, and a length
+ * reads them without bsd_sched_lock to decide whether to sleep, and a length
  * that drops to zero for an instant can send it to sleep with work queued
  * and nobody left to wake it.
  */
 static void
 runq_relink(struct thread *td, int prio)
 {
-	struct runq *rq = rq_of(ts_of(td)->ts_runq);
+	struct runq *rq = bsd_rq_of(ts_of(td)->ts_runq);
 
-	MTX_ASSERT_OWNED(&sched_lock);
+	MTX_ASSERT_OWNED(&bsd_sched_lock);
 	MPASS(TD_ON_RUNQ(td));
 	runq_remove(rq, td);
 	td_set_pri(td, prio);
@@ -158,7 +162,7 @@ maybe_resched(struct thread *td, int cpu)
 
 	if (cpu < 0)
 		return;
-	cur = ULT_LD(&curthr[cpu]);
+	cur = ULT_LD(&bsd_curthr[cpu]);
 	if (pri_of(td) < pri_of(cur))
 		mach_ast(cur, cpu);
 }
@@ -190,7 +194,7 @@ bsd_nice(struct thread *td, int nice)
 {
 	THREAD_LOCK_ASSERT(td);
 	td->td_nice = (int8_t)nice;
-	resetpriority(td);
+	bsd_resetpriority(td);
 	resetpriority_thread(td);
 }
 
@@ -221,7 +225,7 @@ schedcpu_queue(struct runq *rq, int loadfac, int now)
 	struct ult__list tmp, *n;
 	struct thread *td;
 
-	MTX_ASSERT_OWNED(&sched_lock);
+	MTX_ASSERT_OWNED(&bsd_sched_lock);
 	ult__list_init(&tmp);
 	while ((td = runq_choose(rq)) != NULL) {
 		runq_remove(rq, td);
@@ -230,7 +234,7 @@ schedcpu_queue(struct runq *rq, int loadfac, int now)
 	while ((n = ult__list_first(&tmp)) != NULL) {
 		td = runq_thread(n);
 		ult__list_remove(n);
-		schedcpu_thread(td, loadfac, now);
+		bsd_schedcpu_thread(td, loadfac, now);
 		runq_add(rq, td, 0);
 	}
 }
@@ -238,15 +242,16 @@ schedcpu_queue(struct runq *rq, int loadfac, int now)
 static void
 schedcpu(int now)
 {
-	int loadfac = 2 * ldavg;
+	int loadfac = 2 * bsd_ldavg;
 
 	schedcpu_queue(&runq, loadfac, now);
-	for (int c = 0; c < ncpu; c++) {
-		struct thread *td = ULT_LD(&curthr[c]);
+	for (int c = 0; c < bsd_ncpu; c++) {
+		struct thread *td = ULT_LD(&bsd_curthr[c]);
 
 		schedcpu_queue(&runq_pcpu[c], loadfac, now);
-		if (td != idlethr[c] && ULT_LD(&td->td_lock) == &sched_lock)
-			schedcpu_thread(td, loadfac, now);
+		if (td != bsd_idlethr[c] &&
+		    ULT_LD(&td->td_lock) == &bsd_sched_lock)
+			bsd_schedcpu_thread(td, loadfac, now);
 	}
 }
 
@@ -257,7 +262,7 @@ static int
 forward_wakeup(int self)
 {
 	ULT_FENCE(); /* pairs with bsd_idle_enter */
-	for (int c = 0; c < ncpu; c++) {
+	for (int c = 0; c < bsd_ncpu; c++) {
 		if (c != self && ULT_LD(&cpu_idle[c])) {
 			mach_cpu_idle_wakeup(c);
 			return (c);
@@ -272,8 +277,8 @@ resched_worst(int pri)
 {
 	int worst = -1, wp = pri;
 
-	for (int c = 0; c < ncpu; c++) {
-		struct thread *cur = ULT_LD(&curthr[c]);
+	for (int c = 0; c < bsd_ncpu; c++) {
+		struct thread *cur = ULT_LD(&bsd_curthr[c]);
 
 		if (pri_of(cur) > wp) {
 			wp = pri_of(cur);
@@ -281,16 +286,16 @@ resched_worst(int pri)
 		}
 	}
 	if (worst >= 0)
-		mach_ast(ULT_LD(&curthr[worst]), worst);
+		mach_ast(ULT_LD(&bsd_curthr[worst]), worst);
 }
 
 static void
 kick_other_cpu(int pri, int cpu)
 {
-	struct thread *cur = ULT_LD(&curthr[cpu]);
+	struct thread *cur = ULT_LD(&bsd_curthr[cpu]);
 
 	ULT_FENCE();
-	if (cur == idlethr[cpu]) {
+	if (cur == bsd_idlethr[cpu]) {
 		mach_cpu_idle_wakeup(cpu);
 		return;
 	}
@@ -298,16 +303,16 @@ kick_other_cpu(int pri, int cpu)
 		mach_ast(cur, cpu);
 }
 
-/* sched_lock held; td's lock becomes sched_lock. */
+/* bsd_sched_lock held; td's lock becomes bsd_sched_lock. */
 static void
 add_locked(struct thread *td, int flags)
 {
 	int self = mach_curcpu(), q;
 	struct thread *cur;
 
-	MTX_ASSERT_OWNED(&sched_lock);
+	MTX_ASSERT_OWNED(&bsd_sched_lock);
 	runq_put(td, flags);
-	ULT_ST(&sched_tdcnt, ULT_LD(&sched_tdcnt) + 1);
+	ULT_ST(&bsd_sched_tdcnt, ULT_LD(&bsd_sched_tdcnt) + 1);
 	q = ts_of(td)->ts_runq;
 	if (q >= 0 && q != self) {
 		kick_other_cpu(td->td_priority, q);
@@ -319,11 +324,11 @@ add_locked(struct thread *td, int flags)
 		resched_worst(td->td_priority);
 		return;
 	}
-	cur = ULT_LD(&curthr[self]);
+	cur = ULT_LD(&bsd_curthr[self]);
 	/* The clock acting for an idle CPU: its worker must look at its
 	 * queue whatever the priority (an idle-class thread at rtprio 31
 	 * ties with the idle thread). */
-	if (cur == idlethr[self]) {
+	if (cur == bsd_idlethr[self]) {
 		mach_ast(cur, self);
 		return;
 	}
@@ -337,7 +342,7 @@ add_locked(struct thread *td, int flags)
 		 * we hold: a thread going to sleep changes it under the
 		 * sleep queue's lock. */
 		if (pri_of(cur) >= PRI_MIN_IDLE &&
-		    ULT_LD(&cur->td_lock) == &sched_lock &&
+		    ULT_LD(&cur->td_lock) == &bsd_sched_lock &&
 		    !TD_IS_INHIBITED(cur))
 			ULT_ST(&cur->td_owepreempt, 1);
 	}
@@ -348,17 +353,17 @@ bsd_add(struct thread *td, int flags)
 {
 	THREAD_LOCK_ASSERT(td);
 	MPASS(!TD_ON_RUNQ(td) && !TD_IS_RUNNING(td));
-	if (ULT_LD(&td->td_lock) != &sched_lock) {
+	if (ULT_LD(&td->td_lock) != &bsd_sched_lock) {
 		struct mtx *m = thread_lock_block(td);
 
 		if (!(flags & SRQ_HOLD))
 			mtx_unlock(m);
-		mtx_lock(&sched_lock);
-		thread_lock_unblock(td, &sched_lock);
+		mtx_lock(&bsd_sched_lock);
+		thread_lock_unblock(td, &bsd_sched_lock);
 	}
 	add_locked(td, flags);
 	if (!(flags & SRQ_HOLDTD))
-		mtx_unlock(&sched_lock);
+		mtx_unlock(&bsd_sched_lock);
 }
 
 static void
@@ -366,7 +371,7 @@ bsd_rem(struct thread *td)
 {
 	THREAD_LOCK_ASSERT(td);
 	runq_take(td);
-	ULT_ST(&sched_tdcnt, ULT_LD(&sched_tdcnt) - 1);
+	ULT_ST(&bsd_sched_tdcnt, ULT_LD(&bsd_sched_tdcnt) - 1);
 	TD_SET_CAN_RUN(td);
 }
 
@@ -375,15 +380,15 @@ choosethread(int cpu)
 {
 	struct thread *td = runq_best(cpu);
 
-	MTX_ASSERT_OWNED(&sched_lock);
+	MTX_ASSERT_OWNED(&bsd_sched_lock);
 	if (td != NULL) {
 		runq_take(td);
 		ts_of(td)->ts_didrun = 1;
 	} else
-		td = idlethr[cpu];
+		td = bsd_idlethr[cpu];
 	TD_SET_RUNNING(td);
 	td->td_oncpu = cpu;
-	ULT_ST(&curthr[cpu], td);
+	ULT_ST(&bsd_curthr[cpu], td);
 	return (td);
 }
 
@@ -395,16 +400,17 @@ bsd_switch(struct thread *td, struct thread *newtd, int flags,
 	struct mtx *mtx;
 
 	THREAD_LOCK_ASSERT(td);
-	MPASS(cpu >= 0 && td == ULT_LD(&curthr[cpu]) && td->td_oncpu == cpu);
-	MPASS(!TD_IS_RUNNING(td) || ULT_LD(&td->td_lock) == &sched_lock);
+	MPASS(
+	    cpu >= 0 && td == ULT_LD(&bsd_curthr[cpu]) && td->td_oncpu == cpu);
+	MPASS(!TD_IS_RUNNING(td) || ULT_LD(&td->td_lock) == &bsd_sched_lock);
 	MPASS(newtd == NULL ||
-	    (TD_CAN_RUN(newtd) && ULT_LD(&newtd->td_lock) == &sched_lock));
+	    (TD_CAN_RUN(newtd) && ULT_LD(&newtd->td_lock) == &bsd_sched_lock));
 	mtx = thread_lock_block(td);
-	if (mtx != &sched_lock) {
+	if (mtx != &bsd_sched_lock) {
 		/* Going to sleep or to a turnstile: mtx is that lock.  The
-		 * clock writes td's flags under sched_lock: take it first. */
+		 * clock writes td's flags under bsd_sched_lock: take that. */
 		mtx_unlock(mtx);
-		mtx_lock(&sched_lock);
+		mtx_lock(&bsd_sched_lock);
 	}
 	td->td_lastcpu = td->td_oncpu;
 	td->td_oncpu = NOCPU;
@@ -424,24 +430,24 @@ bsd_switch(struct thread *td, struct thread *newtd, int flags,
 		if (ts_of(td)->ts_runq >= 0 && ts_of(td)->ts_runq != cpu)
 			kick_other_cpu(td->td_priority, ts_of(td)->ts_runq);
 	} else {
-		ULT_ST(&sched_tdcnt, ULT_LD(&sched_tdcnt) - 1);
+		ULT_ST(&bsd_sched_tdcnt, ULT_LD(&bsd_sched_tdcnt) - 1);
 	}
-	/* Decided before sched_lock is dropped: another CPU may take td
+	/* Decided before bsd_sched_lock is dropped: another CPU may take td
 	 * from the global queue at once. */
-	*mtxp = TD_IS_IDLETHREAD(td) || TD_ON_RUNQ(td) ? &sched_lock : mtx;
+	*mtxp = TD_IS_IDLETHREAD(td) || TD_ON_RUNQ(td) ? &bsd_sched_lock : mtx;
 	if (newtd != NULL) {
 		/* Taken off a queue by the caller (bsd_rem uncounted it). */
-		ULT_ST(&sched_tdcnt, ULT_LD(&sched_tdcnt) + 1);
+		ULT_ST(&bsd_sched_tdcnt, ULT_LD(&bsd_sched_tdcnt) + 1);
 		TD_SET_RUNNING(newtd);
 		newtd->td_oncpu = cpu;
-		ULT_ST(&curthr[cpu], newtd);
+		ULT_ST(&bsd_curthr[cpu], newtd);
 	} else
 		newtd = choosethread(cpu);
 	/* sched_add's forward_wakeup for the requeued thread: if it is still
 	 * on the global queue, an idle CPU may run it now. */
 	if (TD_ON_RUNQ(td) && ts_of(td)->ts_runq < 0)
 		forward_wakeup(cpu);
-	mtx_unlock(&sched_lock);
+	mtx_unlock(&bsd_sched_lock);
 	return (newtd);
 }
 
@@ -451,15 +457,15 @@ bsd_throw(struct thread *td)
 	int cpu = mach_curcpu();
 	struct thread *newtd;
 
-	MTX_ASSERT_OWNED(&sched_lock);
-	MPASS(td == ULT_LD(&curthr[cpu]) && TD_IS_RUNNING(td));
-	ULT_ST(&sched_tdcnt, ULT_LD(&sched_tdcnt) - 1);
+	MTX_ASSERT_OWNED(&bsd_sched_lock);
+	MPASS(td == ULT_LD(&bsd_curthr[cpu]) && TD_IS_RUNNING(td));
+	ULT_ST(&bsd_sched_tdcnt, ULT_LD(&bsd_sched_tdcnt) - 1);
 	td->td_lastcpu = td->td_oncpu;
 	td->td_oncpu = NOCPU;
 	TD_SET_CAN_RUN(td);
 	thread_lock_block(td);
 	newtd = choosethread(cpu);
-	mtx_unlock(&sched_lock);
+	mtx_unlock(&bsd_sched_lock);
 	return (newtd);
 }
 
@@ -470,27 +476,27 @@ bsd_clock(int cpu, int cnt)
 	struct thread *td;
 	struct td_sched *ts;
 
-	mtx_lock(&sched_lock);
+	mtx_lock(&bsd_sched_lock);
 	if (cpu == 0) {
 		if (now - next_loadav >= 0) {
 			next_loadav = now + LOADAV_TICKS;
-			loadav();
+			bsd_loadav();
 		}
 		if (now - next_schedcpu >= 0) {
 			next_schedcpu = now + ULT_HZ;
 			schedcpu(now);
 		}
 	}
-	td = ULT_LD(&curthr[cpu]);
+	td = ULT_LD(&bsd_curthr[cpu]);
 	/* Mid-switch (see sched_ule's clock): not charged. */
-	if (td == idlethr[cpu] || ULT_LD(&td->td_lock) != &sched_lock)
+	if (td == bsd_idlethr[cpu] || ULT_LD(&td->td_lock) != &bsd_sched_lock)
 		goto out;
 	ts = ts_of(td);
 	for (int i = 0; i < cnt; i++) {
 		ts->ts_cpticks++;
-		ts->ts_estcpu = ESTCPULIM(ts->ts_estcpu + 1, iew());
-		if (ts->ts_estcpu % iew() == 0) {
-			resetpriority(td);
+		ts->ts_estcpu = ESTCPULIM(ts->ts_estcpu + 1, bsd_iew());
+		if (ts->ts_estcpu % bsd_iew() == 0) {
+			bsd_resetpriority(td);
 			if (td->td_priority >= PRI_MIN_TIMESHARE &&
 			    td->td_priority <= PRI_MAX_TIMESHARE)
 				bsd_prio(td, td->td_user_pri);
@@ -500,12 +506,12 @@ bsd_clock(int cpu, int cnt)
 		goto out;
 	ts->ts_slice -= cnt;
 	if (ts->ts_slice <= 0) {
-		ts->ts_slice = ULT_LD(&sched_slice);
+		ts->ts_slice = TUN(bsd_tun.slice);
 		td->td_flags |= TDF_SLICEEND;
 		mach_ast(td, cpu);
 	}
 out:
-	mtx_unlock(&sched_lock);
+	mtx_unlock(&bsd_sched_lock);
 }
 
 static void
@@ -527,12 +533,12 @@ bsd_wakeup(struct thread *td, int srqflags)
 	THREAD_LOCK_ASSERT(td);
 	MPASS(TD_CAN_RUN(td));
 	if (slptime > 1) {
-		updatepri(td, slptime);
-		resetpriority(td);
+		bsd_updatepri(td, slptime);
+		bsd_resetpriority(td);
 	}
-	pctcpu_decay(ts, now);
+	bsd_pctcpu_decay(ts, now);
 	td->td_slptick = 0;
-	ts->ts_slice = ULT_LD(&sched_slice);
+	ts->ts_slice = TUN(bsd_tun.slice);
 	bsd_add(td, SRQ_BORING | srqflags);
 }
 
@@ -557,14 +563,14 @@ bsd_thread_init(struct thread *td)
 	ts->ts_runq = -1;
 	ts->ts_cpu = NOCPU;
 	ts->ts_pctstamp = mach_ticks();
-	ts->ts_slice = ULT_LD(&sched_slice);
+	ts->ts_slice = TUN(bsd_tun.slice);
 	td->td_pri_class = PRI_TIMESHARE;
 	td->td_nice = 0;
 	td->td_lend_user_pri = PRI_MAX;
 	td->td_oncpu = td->td_lastcpu = NOCPU;
 	td->td_pinned = 0;
 	td->td_flags &= TDF_IDLETD;
-	resetpriority(td);
+	bsd_resetpriority(td);
 	td->td_priority = td->td_base_pri = td->td_user_pri;
 }
 
@@ -578,10 +584,10 @@ bsd_idle_init(struct thread *td, int cpu)
 	    td->td_base_user_pri = PRI_MAX_IDLE;
 	td->td_pinned = 1;
 	td->td_oncpu = cpu;
-	ULT_ST(&td->td_lock, &sched_lock);
+	ULT_ST(&td->td_lock, &bsd_sched_lock);
 	TD_SET_RUNNING(td);
-	idlethr[cpu] = td;
-	ULT_ST(&curthr[cpu], td);
+	bsd_idlethr[cpu] = td;
+	ULT_ST(&bsd_curthr[cpu], td);
 }
 
 /* The child copies estcpu and starts with a one-tick slice. */
@@ -593,7 +599,7 @@ bsd_fork(struct thread *td, struct thread *child)
 	if (td != NULL)
 		THREAD_LOCK_ASSERT(td);
 	child->td_oncpu = child->td_lastcpu = NOCPU;
-	ULT_ST(&child->td_lock, &sched_lock);
+	ULT_ST(&child->td_lock, &bsd_sched_lock);
 	ts2->ts_flags = 0;
 	ts2->ts_slice = 1;
 	ts2->ts_pctstamp = mach_ticks();
@@ -602,7 +608,7 @@ bsd_fork(struct thread *td, struct thread *child)
 		child->td_pri_class = td->td_pri_class;
 		child->td_nice = td->td_nice;
 	}
-	resetpriority(child);
+	bsd_resetpriority(child);
 	child->td_priority = child->td_base_pri = child->td_user_pri;
 }
 
@@ -613,8 +619,8 @@ bsd_exit(struct thread *td, struct thread *child)
 
 	THREAD_LOCK_ASSERT(td);
 	ts->ts_estcpu =
-	    ESTCPULIM(ts->ts_estcpu + ts_of(child)->ts_estcpu, iew());
-	resetpriority(td);
+	    ESTCPULIM(ts->ts_estcpu + ts_of(child)->ts_estcpu, bsd_iew());
+	bsd_resetpriority(td);
 }
 
 static void
@@ -703,22 +709,23 @@ bsd_idle_spins(void)
 static int
 bsd_init(void)
 {
-	ncpu = mach_ncpu();
+	bsd_ncpu = mach_ncpu();
 	runq_init(&runq);
-	runq_pcpu = ult__zalloc_cl((size_t)ncpu, sizeof(*runq_pcpu));
-	runq_length = ult__calloc((size_t)ncpu, sizeof(*runq_length));
-	curthr = ult__calloc((size_t)ncpu, sizeof(*curthr));
-	idlethr = ult__calloc((size_t)ncpu, sizeof(*idlethr));
-	cpu_idle = ult__calloc((size_t)ncpu, sizeof(*cpu_idle));
-	if (runq_pcpu == NULL || runq_length == NULL || curthr == NULL ||
-	    idlethr == NULL || cpu_idle == NULL)
+	runq_pcpu = ult__zalloc_cl((size_t)bsd_ncpu, sizeof(*runq_pcpu));
+	bsd_runq_length =
+	    ult__calloc((size_t)bsd_ncpu, sizeof(*bsd_runq_length));
+	bsd_curthr = ult__calloc((size_t)bsd_ncpu, sizeof(*bsd_curthr));
+	bsd_idlethr = ult__calloc((size_t)bsd_ncpu, sizeof(*bsd_idlethr));
+	cpu_idle = ult__calloc((size_t)bsd_ncpu, sizeof(*cpu_idle));
+	if (runq_pcpu == NULL || bsd_runq_length == NULL ||
+	    bsd_curthr == NULL || bsd_idlethr == NULL || cpu_idle == NULL)
 		return (ENOMEM);
-	for (int c = 0; c < ncpu; c++)
+	for (int c = 0; c < bsd_ncpu; c++)
 		runq_init(&runq_pcpu[c]);
-	mtx_init(&sched_lock, "sched_lock");
-	ULT_ST(&runq_global_len, 0);
-	ULT_ST(&sched_tdcnt, 0);
-	ldavg = 0;
+	mtx_init(&bsd_sched_lock, "sched_lock");
+	ULT_ST(&bsd_runq_global_len, 0);
+	ULT_ST(&bsd_sched_tdcnt, 0);
+	bsd_ldavg = 0;
 	next_loadav = mach_ticks() + LOADAV_TICKS;
 	next_schedcpu = mach_ticks() + ULT_HZ;
 	return (0);
@@ -728,14 +735,14 @@ static void
 bsd_fini(void)
 {
 	free(runq_pcpu);
-	free(runq_length);
-	free(curthr);
-	free(idlethr);
+	free(bsd_runq_length);
+	free(bsd_curthr);
+	free(bsd_idlethr);
 	free(cpu_idle);
 	runq_pcpu = NULL;
-	runq_length = NULL;
-	curthr = NULL;
-	idlethr = NULL;
+	bsd_runq_length = NULL;
+	bsd_curthr = NULL;
+	bsd_idlethr = NULL;
 	cpu_idle = NULL;
 }
 
@@ -772,6 +779,7 @@ const struct sched_ops ult__sched_4bsd = {
     .thread_stats = bsd_thread_stats,
     .cpu_stats = bsd_cpu_stats,
     .tunables = bsd_tunables,
+    .slice_min_us = bsd_slice_min_us,
     .check = bsd_check,
     .dump = bsd_dump,
 };

@@ -1,9 +1,27 @@
 /*
  * Private to the sched_4bsd*.c files: 4BSD's per-thread state and the
  * global queue's counters and per-CPU tables that more than one of them
- * reads.  As in sched_ule.h, shared names keep their plain spelling in
- * the source and get an ult__bsd_ prefix at link time through the defines
- * below; everything else stays static in its file.
+ * reads.  As in sched_ule.h, what the files share is FreeBSD's name (or
+ * the port's own, where FreeBSD has none) with a bsd_ prefix, the name
+ * that nm and the debugger show too; everything else stays static in its
+ * file under FreeBSD's name:
+ *
+ *   FreeBSD                     here
+ *   sched_lock                  bsd_sched_lock (mutex name "sched_lock")
+ *   sched_tdcnt                 bsd_sched_tdcnt
+ *   runq, runq_pcpu[cpu]        bsd_rq_of(-1), bsd_rq_of(cpu) (static)
+ *   mp_ncpus                    bsd_ncpu
+ *   averunnable.ldavg[0]        bsd_ldavg
+ *   INVERSE_ESTCPU_WEIGHT       bsd_iew()
+ *   resetpriority               bsd_resetpriority
+ *   updatepri                   bsd_updatepri
+ *   loadav                      bsd_loadav
+ *   schedcpu's per-thread body  bsd_schedcpu_thread
+ *   sched_slice                 bsd_tun.slice
+ *
+ * The port's own shared state: bsd_runq_length[] and bsd_runq_global_len
+ * (queue lengths the idle loop reads), bsd_curthr[] and bsd_idlethr[]
+ * (FreeBSD's pcpu curthread and idlethread), bsd_pctcpu_decay.
  */
 #ifndef ULT_SCHED_4BSD_H
 #define ULT_SCHED_4BSD_H
@@ -17,16 +35,24 @@
 
 #define TSF_BOUND 0x0001
 
+/*
+ * Per-thread policy data.  Every field is (t), under td's thread lock,
+ * which is bsd_sched_lock whenever td is queued or running: that is how
+ * schedcpu and the clock, which hold bsd_sched_lock, may update every
+ * such thread.  While td is blocked (td_lock == &blocked_lock) the CPU
+ * that blocked it has them.  None is atomic: nothing reads them without
+ * the lock (bsd_thread_stats' callers hold it).
+ */
 struct td_sched {
-	int ts_estcpu;	 /* decayed CPU usage */
-	int ts_cpticks;	 /* stat ticks this second */
-	int ts_pctcpu;	 /* FSCALE fixed point */
-	int ts_slice;	 /* stat ticks left */
-	int ts_flags;	 /* TSF_* */
-	int ts_cpu;	 /* bound CPU */
-	int ts_runq;	 /* per-CPU queue it is on, -1: global */
-	int ts_didrun;	 /* ran since the last schedcpu */
-	int ts_pctstamp; /* ticks when ts_pctcpu was last decayed */
+	int ts_estcpu;	 /* (t) decayed CPU usage */
+	int ts_cpticks;	 /* (t) stat ticks this second */
+	int ts_pctcpu;	 /* (t) FSCALE fixed point */
+	int ts_slice;	 /* (t) stat ticks left */
+	int ts_flags;	 /* (t) TSF_* */
+	int ts_cpu;	 /* (t) bound CPU */
+	int ts_runq;	 /* (t) per-CPU queue it is on, -1: global */
+	int ts_didrun;	 /* (t) ran since the last schedcpu */
+	int ts_pctstamp; /* (t) ticks when ts_pctcpu was last decayed */
 };
 
 _Static_assert(sizeof(struct td_sched) <= TD_SCHED_SIZE, "td_sched");
@@ -37,28 +63,42 @@ ts_of(struct thread *td)
 	return ((struct td_sched *)(void *)td->td_sched);
 }
 
-/* sched_4bsd.c: the queues, under sched_lock, and the per-CPU state */
-#define sched_lock ult__bsd_sched_lock
-#define runq_length ult__bsd_runq_length
-#define runq_global_len ult__bsd_runq_global_len
-#define sched_tdcnt ult__bsd_sched_tdcnt
-#define curthr ult__bsd_curthr
-#define idlethr ult__bsd_idlethr
-#define ncpu ult__bsd_ncpu
-#define sched_slice ult__bsd_sched_slice
-#define rq_of ult__bsd_rq_of
-extern struct mtx sched_lock;
-extern atomic_int *runq_length;
-extern atomic_int runq_global_len;
-extern atomic_int sched_tdcnt;
-extern struct thread *_Atomic *curthr;
-extern struct thread **idlethr;
-extern int ncpu;
-extern atomic_int sched_slice;
-struct runq *rq_of(int idx);
+/* Tunables (kern.sched.*), read without locks: TUN(bsd_tun.x). */
+#define TUN(x) ULT_LD(&(x))
+struct bsd_tun {
+	atomic_int slice; /* sched_slice: kern.sched.slice, stat ticks */
+};
+extern struct bsd_tun bsd_tun;
 
 /*
- * Another CPU's current thread is read under sched_lock, but its priority
+ * The shared state: the queues, their counters and the per-CPU tables,
+ * defined in sched_4bsd.c.  Locking key:
+ *   (c)  constant between bsd_init and bsd_fini (bsd_idle_init fills
+ *        bsd_idlethr before the CPUs run)
+ *   (s)  read and written under bsd_sched_lock only
+ *   (ss) stores under bsd_sched_lock, loads also without it, hence atomic
+ *        (relaxed): the queue lengths by every CPU's idle loop
+ *        (runnable_for) and by the host (bsd_load for the worker's park
+ *        test, bsd_cpu_stats); the current threads by maybe_resched (a
+ *        nice change, under the thread's own lock, which may be a sleep
+ *        queue's) and by bsd_cpu_stats
+ *   (ls) stored by a CPU's own idle loop without bsd_sched_lock, loaded
+ *        by CPUs looking for one to wake: atomic, with the fence pairing
+ *        of bsd_idle_enter and forward_wakeup / kick_other_cpu
+ * The hang report (bsd_dump) reads them all without waiting for the lock.
+ * The run queues themselves, static in sched_4bsd.c, are (s).
+ */
+extern struct mtx bsd_sched_lock;
+extern atomic_int *bsd_runq_length;	   /* (c) array, entries (ss) */
+extern atomic_int bsd_runq_global_len;	   /* (ss) */
+extern atomic_int bsd_sched_tdcnt;	   /* (s), atomic for bsd_dump */
+extern struct thread *_Atomic *bsd_curthr; /* (c) array, entries (ss) */
+extern struct thread **bsd_idlethr;	   /* (c) */
+extern int bsd_ncpu;			   /* (c) */
+struct runq *bsd_rq_of(int idx);
+
+/*
+ * Another CPU's current thread is read under bsd_sched_lock, but its priority
  * may be changed meanwhile by lends made under other locks, and it may be
  * the idle thread: compare pointers, load priorities atomically.
  */
@@ -71,45 +111,34 @@ pri_of(struct thread *td)
 static inline int
 cpu_is_idle(int cpu)
 {
-	return (ULT_LD(&curthr[cpu]) == idlethr[cpu]);
+	return (ULT_LD(&bsd_curthr[cpu]) == bsd_idlethr[cpu]);
 }
 
 static inline int
 runnable_for(int cpu)
 {
-	return (ULT_LD(&runq_global_len) + ULT_LD(&runq_length[cpu]));
+	return (ULT_LD(&bsd_runq_global_len) + ULT_LD(&bsd_runq_length[cpu]));
 }
 
 /* sched_4bsd_cpu.c */
-#define ldavg ult__bsd_ldavg
-#define iew ult__bsd_iew
-#define resetpriority ult__bsd_resetpriority
-#define pctcpu_decay ult__bsd_pctcpu_decay
-#define schedcpu_thread ult__bsd_schedcpu_thread
-#define loadav ult__bsd_loadav
-#define updatepri ult__bsd_updatepri
-extern int ldavg;
-int iew(void);
-void resetpriority(struct thread *td);
-void pctcpu_decay(struct td_sched *ts, int now);
-void schedcpu_thread(struct thread *td, int loadfac, int now);
-void loadav(void);
-void updatepri(struct thread *td, int slptime);
+extern int bsd_ldavg; /* (s), but see its definition */
+int bsd_iew(void);
+void bsd_resetpriority(struct thread *td);
+void bsd_pctcpu_decay(struct td_sched *ts, int now);
+void bsd_schedcpu_thread(struct thread *td, int loadfac, int now);
+void bsd_loadav(void);
+void bsd_updatepri(struct thread *td, int slptime);
 
 /* sched_4bsd_check.c: the ops table's views and tunables */
-#define bsd_load ult__bsd_load
-#define bsd_thread_stats ult__bsd_thread_stats
-#define bsd_cpu_stats ult__bsd_cpu_stats
-#define bsd_check ult__bsd_check
-#define bsd_tunables ult__bsd_tunables
 int bsd_load(int cpu);
 void bsd_thread_stats(struct thread *td, struct sched_thread_stats *st);
 void bsd_cpu_stats(int cpu, struct sched_cpu_stats *st);
 const char *bsd_check(void);
-#define bsd_dump ult__bsd_dump
 void bsd_dump(int cpu, void (*out)(void *, const char *), void *arg);
-#define bsd_cpu_idle_flag ult__bsd_cpu_idle_flag
-int bsd_cpu_idle_flag(int cpu);
 extern const struct sched_tunable bsd_tunables[];
+int bsd_slice_min_us(void);
+
+/* sched_4bsd.c */
+int bsd_cpu_idle_flag(int cpu);
 
 #endif

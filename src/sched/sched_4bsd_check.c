@@ -2,7 +2,7 @@
  * Read-only views of 4BSD's queues, and its tunables: the invariants
  * checker the tests run, the load and statistics the host reports, and the
  * kern.sched table.  None of it takes a scheduling decision, so it is
- * kept out of sched_4bsd.c; only the checker takes sched_lock.
+ * kept out of sched_4bsd.c; only the checker takes bsd_sched_lock.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -30,26 +30,27 @@ bsd_thread_stats(struct thread *td, struct sched_thread_stats *st)
 void
 bsd_cpu_stats(int cpu, struct sched_cpu_stats *st)
 {
-	struct thread *cur = ULT_LD(&curthr[cpu]);
+	struct thread *cur = ULT_LD(&bsd_curthr[cpu]);
 
-	st->load = (cur != idlethr[cpu]) + ULT_LD(&runq_length[cpu]);
-	st->transferable = ULT_LD(&runq_global_len);
+	st->load = (cur != bsd_idlethr[cpu]) + ULT_LD(&bsd_runq_length[cpu]);
+	st->transferable = ULT_LD(&bsd_runq_global_len);
 	st->lowpri = pri_of(cur);
 	st->steals = 0;
 	/* One lock for all CPUs: reported once, on CPU 0. */
-	st->lock_contended = cpu == 0 ? ULT_LD(&sched_lock.mtx_contended) : 0;
+	st->lock_contended =
+	    cpu == 0 ? ULT_LD(&bsd_sched_lock.mtx_contended) : 0;
 }
 
-/* Queued threads counted twice or lost; takes sched_lock. */
+/* Queued threads counted twice or lost; takes bsd_sched_lock. */
 const char *
 bsd_check(void)
 {
 	const char *err = NULL;
 	int queued = 0, running = 0, len = 0;
 
-	mtx_lock(&sched_lock);
-	for (int q = -1; q < ncpu; q++) {
-		struct runq *rq = rq_of(q);
+	mtx_lock(&bsd_sched_lock);
+	for (int q = -1; q < bsd_ncpu; q++) {
+		struct runq *rq = bsd_rq_of(q);
 
 		for (int i = 0; i < RQ_NQS; i++) {
 			struct ult__list *n;
@@ -60,25 +61,25 @@ bsd_check(void)
 				queued++;
 			}
 		}
-		len +=
-		    q < 0 ? ULT_LD(&runq_global_len) : ULT_LD(&runq_length[q]);
+		len += q < 0 ? ULT_LD(&bsd_runq_global_len)
+			     : ULT_LD(&bsd_runq_length[q]);
 	}
-	for (int c = 0; c < ncpu; c++)
+	for (int c = 0; c < bsd_ncpu; c++)
 		running += !cpu_is_idle(c);
 	if (len != queued)
 		err = "queue lengths do not match the queues";
 	/* Threads mid-switch are counted but neither queued nor current. */
-	if (queued > ULT_LD(&sched_tdcnt) ||
-	    queued + running > ULT_LD(&sched_tdcnt) + ncpu)
+	if (queued > ULT_LD(&bsd_sched_tdcnt) ||
+	    queued + running > ULT_LD(&bsd_sched_tdcnt) + bsd_ncpu)
 		err = "sched_tdcnt does not match the queues";
-	mtx_unlock(&sched_lock);
+	mtx_unlock(&bsd_sched_lock);
 	return (err);
 }
 
 static long
 quantum_get(void)
 {
-	return ((long)(1000000 / ULT_STATHZ) * ULT_LD(&sched_slice));
+	return ((long)(1000000 / ULT_STATHZ) * TUN(bsd_tun.slice));
 }
 
 static int
@@ -89,8 +90,26 @@ quantum_set(long v)
 	if (v <= 0 || v > 1000000000L)
 		return (EINVAL);
 	slice = (v + period / 2) / period;
-	ULT_ST(&sched_slice, (int)(slice < 1 ? 1 : slice));
+	ULT_ST(&bsd_tun.slice, (int)(slice < 1 ? 1 : slice));
 	return (0);
+}
+
+/*
+ * 4BSD has no minimum slice: every slice is kern.sched.slice stat ticks
+ * whatever the load (only a forked child's first is shorter, one tick).
+ * What the host bounds its deferrals by is ULE's figure for the same
+ * kern.sched.slice, slice / 6 (SCHED_SLICE_MIN_DIVISOR) ticks and at
+ * least one, so that a program's schedctl bound does not depend on the
+ * policy.
+ */
+int
+bsd_slice_min_us(void)
+{
+	int ticks = TUN(bsd_tun.slice) / 6;
+
+	if (ticks < 1)
+		ticks = 1;
+	return ((int)((long)ticks * 1000000 / ULT_STATHZ));
 }
 
 static long
@@ -108,12 +127,12 @@ ccpu_get(void)
 static long
 ldavg_get(void)
 {
-	return (ldavg);
+	return (bsd_ldavg);
 }
 
 const struct sched_tunable bsd_tunables[] = {
     {"kern.sched.quantum", NULL, 0, 0, quantum_get, quantum_set},
-    {"kern.sched.slice", &sched_slice, 1, 1000000, NULL, NULL},
+    {"kern.sched.slice", &bsd_tun.slice, 1, 1000000, NULL, NULL},
     {"kern.sched.runq_fuzz", NULL, 0, 0, one_get, NULL},
     {"kern.sched.preemption", NULL, 0, 0, one_get, NULL},
     {"kern.ccpu", NULL, 0, 0, ccpu_get, NULL},
@@ -125,21 +144,21 @@ const struct sched_tunable bsd_tunables[] = {
 void
 bsd_dump(int cpu, void (*out)(void *, const char *), void *arg)
 {
-	struct thread *cur = ULT_LD(&curthr[cpu]);
-	int locked = mtx_trylock(&sched_lock);
+	struct thread *cur = ULT_LD(&bsd_curthr[cpu]);
+	int locked = mtx_trylock(&bsd_sched_lock);
 	char line[200];
 
 	snprintf(line, sizeof(line),
 	    "cpu %d%s: queued here %d, global %d, tdcnt %d, cpu_idle %d, "
 	    "cur %p%s pri %d",
 	    cpu, locked ? "" : " (sched_lock busy, read unlocked)",
-	    ULT_LD(&runq_length[cpu]), ULT_LD(&runq_global_len),
-	    ULT_LD(&sched_tdcnt), bsd_cpu_idle_flag(cpu), (void *)cur,
-	    cur == idlethr[cpu] ? " (idle)" : "", pri_of(cur));
+	    ULT_LD(&bsd_runq_length[cpu]), ULT_LD(&bsd_runq_global_len),
+	    ULT_LD(&bsd_sched_tdcnt), bsd_cpu_idle_flag(cpu), (void *)cur,
+	    cur == bsd_idlethr[cpu] ? " (idle)" : "", pri_of(cur));
 	out(arg, line);
-	runq_dump("pcpu", rq_of(cpu), out, arg);
+	runq_dump("pcpu", bsd_rq_of(cpu), out, arg);
 	if (cpu == 0)
-		runq_dump("global", rq_of(-1), out, arg);
+		runq_dump("global", bsd_rq_of(-1), out, arg);
 	if (locked)
-		mtx_unlock(&sched_lock);
+		mtx_unlock(&bsd_sched_lock);
 }

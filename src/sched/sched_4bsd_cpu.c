@@ -13,13 +13,21 @@
 /* exp(-1/12) * FSCALE: the 1-minute load average, sampled every 5 s */
 #define CEXP0 1884
 
-int ldavg; /* FSCALE fixed point */
+/*
+ * The load average, FSCALE fixed point: (s), written by CPU 0's clock
+ * under bsd_sched_lock.  Two readers do without the lock: bsd_updatepri,
+ * for a thread waking up under its sleep queue's lock, and the
+ * vm.loadavg.1min sysctl.  It is a plain int, so those two reads race
+ * with the clock's store (a stale or new value, never a torn one on the
+ * targets, but a data race all the same).
+ */
+int bsd_ldavg;
 
 int
-iew(void)
+bsd_iew(void)
 {
 	/* INVERSE_ESTCPU_WEIGHT: 8 per CPU on FreeBSD <= 15 SMP kernels. */
-	return (8 * (ncpu > 1 ? ncpu : 1));
+	return (8 * (bsd_ncpu > 1 ? bsd_ncpu : 1));
 }
 
 static int
@@ -36,15 +44,15 @@ user_prio(struct thread *td, int prio)
 	    prio < td->td_lend_user_pri ? prio : td->td_lend_user_pri);
 }
 
-/* resetpriority: timeshare priority from estcpu and nice. */
+/* bsd_resetpriority: timeshare priority from estcpu and nice. */
 void
-resetpriority(struct thread *td)
+bsd_resetpriority(struct thread *td)
 {
 	int pri;
 
 	if (PRI_BASE(td->td_pri_class) != PRI_TIMESHARE)
 		return;
-	pri = PUSER + ts_of(td)->ts_estcpu / iew() +
+	pri = PUSER + ts_of(td)->ts_estcpu / bsd_iew() +
 	    NICE_WEIGHT * (td->td_nice - PRIO_MIN);
 	if (pri < PRI_MIN_TIMESHARE)
 		pri = PRI_MIN_TIMESHARE;
@@ -55,7 +63,7 @@ resetpriority(struct thread *td)
 
 /* pctcpu forgets 1 - ccpu of itself each second. */
 void
-pctcpu_decay(struct td_sched *ts, int now)
+bsd_pctcpu_decay(struct td_sched *ts, int now)
 {
 	int secs = (now - ts->ts_pctstamp) / ULT_HZ;
 
@@ -68,11 +76,11 @@ pctcpu_decay(struct td_sched *ts, int now)
 }
 
 void
-schedcpu_thread(struct thread *td, int loadfac, int now)
+bsd_schedcpu_thread(struct thread *td, int loadfac, int now)
 {
 	struct td_sched *ts = ts_of(td);
 
-	pctcpu_decay(ts, now);
+	bsd_pctcpu_decay(ts, now);
 	if (ts->ts_cpticks != 0) {
 		ts->ts_pctcpu +=
 		    (int)((100 * ((int64_t)ts->ts_cpticks << (FSHIFT - 11))) /
@@ -81,7 +89,7 @@ schedcpu_thread(struct thread *td, int loadfac, int now)
 	}
 	ts->ts_didrun = 0;
 	ts->ts_estcpu = decay_cpu(loadfac, ts->ts_estcpu);
-	resetpriority(td);
+	bsd_resetpriority(td);
 	if (td->td_priority >= PRI_MIN_TIMESHARE &&
 	    td->td_priority <= PRI_MAX_TIMESHARE) {
 		td->td_base_pri = td->td_user_pri;
@@ -91,20 +99,20 @@ schedcpu_thread(struct thread *td, int loadfac, int now)
 }
 
 void
-loadav(void)
+bsd_loadav(void)
 {
-	int nrun = ULT_LD(&sched_tdcnt);
+	int nrun = ULT_LD(&bsd_sched_tdcnt);
 
-	ldavg = (int)(((int64_t)CEXP0 * ldavg +
-			  (int64_t)nrun * FSCALE * (FSCALE - CEXP0)) >>
+	bsd_ldavg = (int)(((int64_t)CEXP0 * bsd_ldavg +
+			      (int64_t)nrun * FSCALE * (FSCALE - CEXP0)) >>
 	    FSHIFT);
 }
 
 void
-updatepri(struct thread *td, int slptime)
+bsd_updatepri(struct thread *td, int slptime)
 {
 	struct td_sched *ts = ts_of(td);
-	int loadfac = 2 * ldavg, newcpu;
+	int loadfac = 2 * bsd_ldavg, newcpu;
 
 	/* The units mix seconds and fixed point, as they always have. */
 	if (slptime > 5 * loadfac) {
@@ -128,5 +136,5 @@ ult__4bsd_estcpu(struct thread *td)
 int
 ult__4bsd_ldavg(void)
 {
-	return (ldavg);
+	return (bsd_ldavg);
 }

@@ -24,25 +24,25 @@
 #include "sched_lend.h"
 #include "sched_ule.h"
 
-struct tdq *tdq_cpu;
-int tdq_ncpu;
-const struct cpu_group *cpu_top;
-cpuset_t all_cpus;
+struct tdq *ule_tdq_cpu;
+int ule_ncpu;
+const struct cpu_group *ule_cpu_top;
+cpuset_t ule_all_cpus;
 
 /* The balancer runs from CPU 0's clock, under CPU 0's queue lock. */
 static int balance_ticks;
 
 /*
  * Per-CPU linear congruential generators, seeded like FreeBSD's
- * (cpu * 69069 + 5).  Slot tdq_ncpu serves callers that are not CPUs.
+ * (cpu * 69069 + 5).  Slot ule_ncpu serves callers that are not CPUs.
  */
 static atomic_uint *sched_randomval;
 
 unsigned
-sched_random(void)
+ule_random(void)
 {
 	int self = mach_curcpu();
-	atomic_uint *rnd = &sched_randomval[self >= 0 ? self : tdq_ncpu];
+	atomic_uint *rnd = &sched_randomval[self >= 0 ? self : ule_ncpu];
 	unsigned v = ULT_LD(rnd) * 69069 + 5;
 
 	ULT_ST(rnd, v);
@@ -150,9 +150,9 @@ tdq_assert_lowpri(struct tdq *tdq)
 #endif
 }
 
-/* Add to the queue and load; returns the old lowpri for tdq_notify(). */
+/* Add to the queue and load; returns the old lowpri for ule_tdq_notify(). */
 int
-tdq_add(struct tdq *tdq, struct thread *td, int flags)
+ule_tdq_add(struct tdq *tdq, struct thread *td, int flags)
 {
 	int lowpri = TDQ_LOWPRI(tdq);
 
@@ -167,7 +167,7 @@ tdq_add(struct tdq *tdq, struct thread *td, int flags)
 	return (lowpri);
 }
 
-struct thread *
+static struct thread *
 tdq_choose(struct tdq *tdq)
 {
 	struct thread *td;
@@ -180,7 +180,7 @@ tdq_choose(struct tdq *tdq)
 }
 
 /* lowpri = best of the current thread and the first queued one. */
-void
+static void
 tdq_setlowpri(struct tdq *tdq, struct thread *ctd)
 {
 	struct thread *td;
@@ -223,15 +223,15 @@ choosethread(struct tdq *tdq)
  * displace a batch one.  Other wakeups wait for the next AST.
  */
 int
-sched_shouldpreempt(int pri, int cpri, int remote)
+ule_shouldpreempt(int pri, int cpri, int remote)
 {
 	if (pri >= cpri)
 		return (0);
 	if (cpri >= PRI_MIN_IDLE)
 		return (1);
-	if (TUN(preempt_thresh) == 0)
+	if (TUN(ule_tun.preempt_thresh) == 0)
 		return (0);
-	if (pri <= TUN(preempt_thresh))
+	if (pri <= TUN(ule_tun.preempt_thresh))
 		return (1);
 	if (remote && pri <= PRI_MAX_INTERACT && cpri > PRI_MAX_INTERACT)
 		return (1);
@@ -245,7 +245,7 @@ sched_shouldpreempt(int pri, int cpri, int remote)
  * choose among the queue anyway, so there is nothing to request.
  */
 void
-sched_setpreempt(struct tdq *tdq, int pri)
+ule_setpreempt(struct tdq *tdq, int pri)
 {
 	struct thread *ctd = ULT_LD(&tdq->tdq_curthread);
 	int cpri;
@@ -266,7 +266,7 @@ sched_setpreempt(struct tdq *tdq, int pri)
 		mach_ast(ctd, tdq->tdq_id);
 	if (pri >= cpri || TD_IS_INHIBITED(ctd))
 		return;
-	if (!sched_shouldpreempt(pri, cpri, 0))
+	if (!ule_shouldpreempt(pri, cpri, 0))
 		return;
 	ULT_ST(&ctd->td_owepreempt, 1);
 }
@@ -282,20 +282,20 @@ ule_add(struct thread *td, int flags)
 	MPASS(!TD_ON_RUNQ(td) && !TD_IS_RUNNING(td));
 	/* Recompute the user priority before choosing a CPU and queue. */
 	if (PRI_BASE(td->td_pri_class) == PRI_TIMESHARE)
-		sched_priority(td);
-	cpu = sched_pickcpu(td, flags, self, mach_ticks());
-	tdq = sched_setcpu(td, cpu, flags);
-	lowpri = tdq_add(tdq, td, flags);
+		ule_priority(td);
+	cpu = ule_pickcpu(td, flags, self, mach_ticks());
+	tdq = ule_setcpu(td, cpu, flags);
+	lowpri = ule_tdq_add(tdq, td, flags);
 	if (cpu != self)
-		tdq_notify(tdq, lowpri);
+		ule_tdq_notify(tdq, lowpri);
 	else if (!(flags & SRQ_YIELDING))
-		sched_setpreempt(tdq, td->td_priority);
+		ule_setpreempt(tdq, td->td_priority);
 	if (!(flags & SRQ_HOLDTD))
 		thread_unlock(td);
 }
 
 void
-sched_rem(struct thread *td)
+ule_rem(struct thread *td)
 {
 	struct tdq *tdq = TDQ_CPU(td_get_sched(td)->ts_cpu);
 
@@ -329,10 +329,10 @@ ule_switch(struct thread *td, struct thread *newtd, int flags,
 	MPASS(!TD_IS_RUNNING(td) || ULT_LD(&td->td_lock) == TDQ_LOCKPTR(tdq));
 	MPASS(newtd == NULL ||
 	    (TD_CAN_RUN(newtd) && ULT_LD(&newtd->td_lock) == TDQ_LOCKPTR(tdq)));
-	sched_pctcpu_update(ts, 1, now);
+	ule_pctcpu_update(ts, 1, now);
 	pickcpu = (td->td_flags & TDF_PICKCPU) != 0;
 	if (pickcpu)
-		ts->ts_rltick = now - TUN(affinity) * MAX_CACHE_LEVELS;
+		ts->ts_rltick = now - TUN(ule_tun.affinity) * MAX_CACHE_LEVELS;
 	else
 		ts->ts_rltick = now;
 	td->td_lastcpu = td->td_oncpu;
@@ -354,11 +354,11 @@ ule_switch(struct thread *td, struct thread *newtd, int flags,
 		srqflag = SRQ_OURSELF | SRQ_YIELDING |
 		    (preempted ? SRQ_PREEMPTED : 0);
 		if (THREAD_CAN_MIGRATE(td) && pickcpu)
-			ts->ts_cpu = sched_pickcpu(td, 0, cpuid, now);
+			ts->ts_cpu = ule_pickcpu(td, 0, cpuid, now);
 		if (ts->ts_cpu == cpuid)
 			tdq_runq_add(tdq, td, srqflag);
 		else
-			mtx = sched_switch_migrate(tdq, td, srqflag);
+			mtx = ule_switch_migrate(tdq, td, srqflag);
 	} else {
 		/* Going to sleep: mtx is the sleep queue's lock. */
 		if (mtx != TDQ_LOCKPTR(tdq)) {
@@ -367,7 +367,7 @@ ule_switch(struct thread *td, struct thread *newtd, int flags,
 		}
 		tdq_load_rem(tdq);
 		if (TDQ_LOAD(tdq) == 0)
-			tdq_trysteal(tdq);
+			ule_tdq_trysteal(tdq);
 	}
 	TDQ_LOCK_ASSERT(tdq);
 	/* Counted under the queue lock: the clock resets it there. */
@@ -384,7 +384,7 @@ ule_switch(struct thread *td, struct thread *newtd, int flags,
 		tdq_setlowpri(tdq, newtd);
 	} else
 		newtd = choosethread(tdq);
-	sched_pctcpu_update(td_get_sched(newtd), 0, now);
+	ule_pctcpu_update(td_get_sched(newtd), 0, now);
 	tdq_assert_lowpri(tdq);
 	TDQ_UNLOCK(tdq);
 	*mtxp = mtx;
@@ -407,7 +407,7 @@ ule_throw(struct thread *td)
 	TD_SET_CAN_RUN(td);
 	thread_lock_block(td);
 	newtd = choosethread(tdq);
-	sched_pctcpu_update(td_get_sched(newtd), 0, now);
+	ule_pctcpu_update(td_get_sched(newtd), 0, now);
 	TDQ_UNLOCK(tdq);
 	return (newtd);
 }
@@ -428,7 +428,7 @@ sched_thread_priority(struct thread *td, int prio)
 	if (td->td_priority == prio)
 		return;
 	if (TD_ON_RUNQ(td) && prio < td->td_priority) {
-		sched_rem(td);
+		ule_rem(td);
 		td_set_pri(td, prio);
 		ule_add(td, SRQ_BORROWING | SRQ_HOLDTD);
 		return;
@@ -498,7 +498,7 @@ ule_nice(struct thread *td, int nice)
 {
 	THREAD_LOCK_ASSERT(td);
 	td->td_nice = (int8_t)nice;
-	sched_priority(td);
+	ule_priority(td);
 	ule_prio(td, td->td_base_user_pri);
 }
 
@@ -528,7 +528,7 @@ ule_userret(struct thread *td)
 static void
 ule_sleep(struct thread *td, int prio)
 {
-	int boost = TUN(static_boost);
+	int boost = TUN(ule_tun.static_boost);
 
 	THREAD_LOCK_ASSERT(td);
 	td->td_slptick = mach_ticks();
@@ -552,15 +552,15 @@ ule_wakeup(struct thread *td, int srqflags)
 	td->td_slptick = 0;
 	if (slptick && slptick != now) {
 		/* Past twice the history limit the clamp in
-		 * sched_interact_update() decides anyway; capping here
+		 * ule_interact_update() decides anyway; capping here
 		 * keeps the unsigned sum from wrapping. */
 		unsigned d = (unsigned)(now - slptick);
 
 		if (d > 2 * (SCHED_SLP_RUN_MAX >> SCHED_TICK_SHIFT) + 1)
 			d = 2 * (SCHED_SLP_RUN_MAX >> SCHED_TICK_SHIFT) + 1;
 		ts->ts_slptime += d << SCHED_TICK_SHIFT;
-		sched_interact_update(td);
-		sched_pctcpu_update(ts, 0, now);
+		ule_interact_update(td);
+		ule_pctcpu_update(ts, 0, now);
 	}
 	ts->ts_slice = 0;
 	ule_add(td, SRQ_BORING | srqflags);
@@ -581,13 +581,14 @@ ule_clock(int cpu, int cnt)
 	int now = mach_ticks(), do_balance = 0;
 
 	TDQ_LOCK(tdq);
-	if (cpu == 0 && TUN(rebalance) && balance_ticks != 0 && tdq_ncpu > 1) {
+	if (cpu == 0 && TUN(ule_tun.rebalance) && balance_ticks != 0 &&
+	    ule_ncpu > 1) {
 		balance_ticks -= cnt;
 		if (balance_ticks <= 0) {
-			int bi = TUN(balance_interval);
+			int bi = TUN(ule_tun.balance_interval);
 
 			balance_ticks = (bi / 2 > 1 ? bi / 2 : 1) +
-			    (int)(sched_random() % (unsigned)bi);
+			    (int)(ule_random() % (unsigned)bi);
 			do_balance = 1;
 		}
 	}
@@ -612,16 +613,16 @@ ule_clock(int cpu, int cnt)
 	if (ULT_LD(&td->td_lock) != TDQ_LOCKPTR(tdq))
 		goto out;
 	ts = td_get_sched(td);
-	sched_pctcpu_update(ts, 1, now);
+	ule_pctcpu_update(ts, 1, now);
 	if ((td->td_pri_class & PRI_FIFO_BIT) || TD_IS_IDLETHREAD(td))
 		goto out;
 	if (PRI_BASE(td->td_pri_class) == PRI_TIMESHARE) {
-		ts->ts_runtime += (unsigned)(TUN(tickincr) * cnt);
-		sched_interact_update(td);
-		sched_priority(td);
+		ts->ts_runtime += (unsigned)(TUN(ule_tun.tickincr) * cnt);
+		ule_interact_update(td);
+		ule_priority(td);
 	}
 	ts->ts_slice += cnt;
-	if (ts->ts_slice >= td_slice(td, tdq)) {
+	if (ts->ts_slice >= ule_td_slice(td, tdq)) {
 		ts->ts_slice = 0;
 		td->td_flags |= TDF_SLICEEND;
 		mach_ast(td, cpu);
@@ -629,7 +630,7 @@ ule_clock(int cpu, int cnt)
 out:
 	TDQ_UNLOCK(tdq);
 	if (do_balance)
-		sched_balance();
+		ule_balance();
 }
 
 /* IPI_PREEMPT arrived: switch if something better is queued here. */
@@ -679,7 +680,7 @@ ule_bind(struct thread *td, int cpu)
 	td->td_pinned++;
 	if (TD_ON_RUNQ(td)) {
 		if (ts->ts_cpu != cpu) {
-			sched_rem(td);
+			ule_rem(td);
 			ts->ts_cpu = cpu;
 			ule_add(td, SRQ_BORING | SRQ_HOLDTD);
 		}
@@ -709,7 +710,7 @@ ule_thread_init(struct thread *td)
 
 	memset(ts, 0, sizeof(*ts));
 	ts->ts_ltick = ts->ts_ftick = now;
-	ts->ts_rltick = now - TUN(affinity) * MAX_CACHE_LEVELS;
+	ts->ts_rltick = now - TUN(ule_tun.affinity) * MAX_CACHE_LEVELS;
 	td->td_pri_class = PRI_TIMESHARE;
 	td->td_nice = 0;
 	td->td_base_user_pri = td->td_user_pri = td->td_base_pri =
@@ -742,19 +743,19 @@ ule_fork(struct thread *td, struct thread *child)
 		ts2->ts_cpu = self >= 0 ? self : 0;
 		ts2->ts_slice = 0;
 		ULT_ST(&child->td_lock, TDQ_LOCKPTR(TDQ_CPU(ts2->ts_cpu)));
-		sched_priority(child);
+		ule_priority(child);
 		child->td_priority = child->td_base_pri = child->td_user_pri;
 		return;
 	}
 	tdq = TDQ_CPU(self);
 	ts = td_get_sched(td);
-	sched_pctcpu_update(ts, 1, now);
+	ule_pctcpu_update(ts, 1, now);
 	ULT_ST(&child->td_lock, TDQ_LOCKPTR(tdq));
 	ts2->ts_cpu = ts->ts_cpu;
 	ts2->ts_ticks = ts->ts_ticks;
 	ts2->ts_ltick = ts->ts_ltick;
 	ts2->ts_ftick = ts->ts_ftick;
-	ts2->ts_rltick = now - TUN(affinity) * MAX_CACHE_LEVELS;
+	ts2->ts_rltick = now - TUN(ule_tun.affinity) * MAX_CACHE_LEVELS;
 	child->td_pri_class = td->td_pri_class;
 	child->td_base_pri = td->td_base_pri;
 	child->td_priority = td->td_base_pri; /* no borrowed priority */
@@ -762,13 +763,13 @@ ule_fork(struct thread *td, struct thread *child)
 	child->td_base_user_pri = td->td_base_user_pri;
 	ts2->ts_slptime = ts->ts_slptime;
 	ts2->ts_runtime = ts->ts_runtime;
-	ts2->ts_slice = tdq_slice(tdq) - TUN(sched_slice_min);
+	ts2->ts_slice = ule_tdq_slice(tdq) - TUN(ule_tun.slice_min);
 	/* Penalise parent and child for forking. */
-	sched_interact_fork(child);
-	sched_priority(child);
-	ts->ts_runtime += (unsigned)TUN(tickincr);
-	sched_interact_update(td);
-	sched_priority(td);
+	ule_interact_fork(child);
+	ule_priority(child);
+	ts->ts_runtime += (unsigned)TUN(ule_tun.tickincr);
+	ule_interact_update(td);
+	ule_priority(td);
 }
 
 /* The child's run time, not its sleep time, is charged to the parent. */
@@ -777,8 +778,8 @@ ule_exit(struct thread *td, struct thread *child)
 {
 	THREAD_LOCK_ASSERT(td);
 	td_get_sched(td)->ts_runtime += td_get_sched(child)->ts_runtime;
-	sched_interact_update(td);
-	sched_priority(td);
+	ule_interact_update(td);
+	ule_priority(td);
 }
 
 static void
@@ -805,25 +806,25 @@ ule_init(void)
 {
 	int n = mach_ncpu();
 
-	tdq_cpu = ult__zalloc_cl((size_t)n, sizeof(struct tdq));
+	ule_tdq_cpu = ult__zalloc_cl((size_t)n, sizeof(struct tdq));
 	sched_randomval = ult__calloc((size_t)n + 1, sizeof(*sched_randomval));
-	if (tdq_cpu == NULL || sched_randomval == NULL) {
-		free(tdq_cpu);
+	if (ule_tdq_cpu == NULL || sched_randomval == NULL) {
+		free(ule_tdq_cpu);
 		free(sched_randomval);
-		tdq_cpu = NULL;
+		ule_tdq_cpu = NULL;
 		sched_randomval = NULL;
 		return (ENOMEM);
 	}
-	tdq_ncpu = n;
-	cpu_top = mach_cpu_top();
-	CS_FILL_N(&all_cpus, n);
+	ule_ncpu = n;
+	ule_cpu_top = mach_cpu_top();
+	CS_FILL_N(&ule_all_cpus, n);
 	for (int c = 0; c < n; c++) {
 		struct tdq *tdq = TDQ_CPU(c);
 
 		memset(tdq, 0, sizeof(*tdq));
 		mtx_init(&tdq->tdq_lock, "tdq");
 		tdq->tdq_id = c;
-		tdq->tdq_cg = ult__topo_find(cpu_top, c);
+		tdq->tdq_cg = ult__topo_find(ule_cpu_top, c);
 		ULT_ST(&tdq->tdq_lowpri, PRI_MAX_IDLE);
 		runq_init(&tdq->tdq_realtime);
 		runq_init(&tdq->tdq_timeshare);
@@ -831,18 +832,18 @@ ule_init(void)
 		ULT_ST(&sched_randomval[c], (unsigned)c * 69069 + 5);
 	}
 	ULT_ST(&sched_randomval[n], (unsigned)n * 69069 + 5);
-	balance_ticks = TUN(balance_interval);
+	balance_ticks = TUN(ule_tun.balance_interval);
 	return (0);
 }
 
 static void
 ule_fini(void)
 {
-	free(tdq_cpu);
+	free(ule_tdq_cpu);
 	free(sched_randomval);
-	tdq_cpu = NULL;
+	ule_tdq_cpu = NULL;
 	sched_randomval = NULL;
-	tdq_ncpu = 0;
+	ule_ncpu = 0;
 }
 
 const struct sched_ops ult__sched_ule = {
@@ -854,7 +855,7 @@ const struct sched_ops ult__sched_ule = {
     .fork = ule_fork,
     .exit = ule_exit,
     .add = ule_add,
-    .rem = sched_rem,
+    .rem = ule_rem,
     .switch_ = ule_switch,
     .throw_ = ule_throw,
     .sleep = ule_sleep,
@@ -878,6 +879,7 @@ const struct sched_ops ult__sched_ule = {
     .thread_stats = ule_thread_stats,
     .cpu_stats = ule_cpu_stats,
     .tunables = ule_tunables,
+    .slice_min_us = ule_slice_min_us,
     .check = ule_check,
     .dump = ule_dump,
 };

@@ -1,9 +1,40 @@
 /*
- * Private to the sched_ule*.c files: ULE's per-thread and per-CPU state,
- * its constants and tunables.  FreeBSD's names are kept so the port reads
- * side by side with sys/kern/sched_ule.c (FreeBSD 14, "ULE-C").  Functions
- * shared between the files keep their FreeBSD names in the source and get
- * an ult__ule_ prefix at link time through the defines below.
+ * Private to the sched_ule*.c files (and the policy tests): ULE's
+ * per-thread and per-CPU state, its constants and tunables.  The port
+ * reads side by side with sys/kern/sched_ule.c (FreeBSD 14, "ULE-C"):
+ * static functions, macros and struct fields keep FreeBSD's names, and
+ * what the files share is FreeBSD's name with a ule_ prefix (tdq_ kept),
+ * the name the source, nm and the debugger all use:
+ *
+ *   FreeBSD                   here
+ *   tdq_add                   ule_tdq_add
+ *   tdq_notify                ule_tdq_notify
+ *   tdq_idled                 ule_tdq_idled
+ *   tdq_trysteal              ule_tdq_trysteal
+ *   tdq_slice                 ule_tdq_slice
+ *   td_slice                  ule_td_slice
+ *   sched_rem                 ule_rem
+ *   sched_priority            ule_priority
+ *   sched_interact_score      ule_interact_score
+ *   sched_interact_update     ule_interact_update
+ *   sched_interact_fork       ule_interact_fork
+ *   sched_pctcpu              ule_pctcpu
+ *   sched_pctcpu_update       ule_pctcpu_update
+ *   sched_setpreempt          ule_setpreempt
+ *   sched_shouldpreempt       ule_shouldpreempt
+ *   sched_random              ule_random
+ *   sched_pickcpu             ule_pickcpu
+ *   sched_setcpu              ule_setcpu
+ *   sched_switch_migrate      ule_switch_migrate
+ *   sched_balance             ule_balance
+ *   tdq_cpu[] (DPCPU)         ule_tdq_cpu[]
+ *   mp_ncpus                  ule_ncpu
+ *   cpu_top                   ule_cpu_top
+ *   all_cpus                  ule_all_cpus
+ *   sched_slice, affinity...  ule_tun.slice, ule_tun.affinity, ...
+ *                             (sched_ prefix dropped; see struct ule_tun)
+ *
+ * The op table's functions are ule_<op> (ule_add, ule_switch, ...).
  */
 #ifndef ULT_SCHED_ULE_H
 #define ULT_SCHED_ULE_H
@@ -14,18 +45,30 @@
 #include "runq.h"
 #include "sched.h"
 
-/* Per-thread policy data (struct td_sched), in struct thread's td_sched. */
+/*
+ * Per-thread policy data (struct td_sched), in struct thread's td_sched.
+ *
+ * Locking: every field is (t), under td's thread lock, which is td's tdq
+ * lock while it is queued or running: the clock charges the running
+ * thread and the queue code sets ts_runq and TSF_XFERABLE under the queue
+ * lock for that reason.  While td is blocked (td_lock == &blocked_lock)
+ * the CPU that blocked it has them as if it held the lock (ule_switch,
+ * ule_switch_migrate, ule_tdq_move).  None is atomic: nothing reads them
+ * without the lock; ule_thread_stats even updates the %CPU window, so its
+ * callers need the thread lock too.  A child passed to exit() has exited
+ * and is read by its parent's caller unlocked.
+ */
 struct td_sched {
-	int ts_flags;	     /* TSF_* */
-	int ts_cpu;	     /* CPU we are queued on or last ran on */
-	int ts_rltick;	     /* ticks when we last ran (affinity) */
-	int ts_slice;	     /* stat ticks of the slice used so far */
-	unsigned ts_slptime; /* voluntary sleep, ticks << SCHED_TICK_SHIFT */
-	unsigned ts_runtime; /* run time, ticks << SCHED_TICK_SHIFT */
-	int ts_ltick;	     /* last %CPU update, ticks */
-	int ts_ftick;	     /* %CPU window start, ticks */
-	unsigned ts_ticks;   /* run ticks in the window << SCHED_TICK_SHIFT */
-	struct runq *ts_runq;
+	int ts_flags;	      /* (t) TSF_* */
+	int ts_cpu;	      /* (t) CPU we are queued on or last ran on */
+	int ts_rltick;	      /* (t) ticks when we last ran (affinity) */
+	int ts_slice;	      /* (t) stat ticks of the slice used so far */
+	unsigned ts_slptime;  /* (t) sleep time, ticks << SCHED_TICK_SHIFT */
+	unsigned ts_runtime;  /* (t) run time, ticks << SCHED_TICK_SHIFT */
+	int ts_ltick;	      /* (t) last %CPU update, ticks */
+	int ts_ftick;	      /* (t) %CPU window start, ticks */
+	unsigned ts_ticks;    /* (t) window's run ticks << SCHED_TICK_SHIFT */
+	struct runq *ts_runq; /* (t) the tdq runq td is on */
 };
 
 #define TSF_BOUND 0x0001    /* bound to a cpu */
@@ -40,27 +83,48 @@ td_get_sched(struct thread *td)
 	return ((struct td_sched *)(void *)td->td_sched);
 }
 
-/* Per-CPU queue.  The lock comes first and the struct is padded so that
- * two CPUs' queues never share a cache line. */
+/*
+ * Per-CPU queue.  The lock comes first and the struct is padded so that
+ * two CPUs' queues never share a cache line.
+ *
+ * Locking key, as FreeBSD's:
+ *   (c)  constant once ule_init (ule_idle_init for tdq_idlethread) ran
+ *   (t)  read and written under tdq_lock only
+ *   (ts) stores under tdq_lock, loads also without it, hence an atomic
+ *        (relaxed): by other CPUs' placement, stealing and balancing
+ *        searches, which re-check under the locks before anything moves;
+ *        by this CPU's idle loop (load, switch counts); by the host (load
+ *        for the worker's park test; load, transferable, lowpri and steals
+ *        for ult_cpu_info)
+ *   (ls) stored by this CPU's idle loop without tdq_lock, loaded by the
+ *        CPUs that add work here: an atomic, with the fence pairing of
+ *        ule_idle_enter and ule_tdq_notify
+ *   (f)  set under tdq_lock by a CPU asking this one to preempt, cleared
+ *        by this CPU, in ule_switch even without tdq_lock (the outgoing
+ *        thread's lock is then a sleep queue's): an atomic
+ * The switch counts are (ts) rather than FreeBSD's CPU-local (l): the
+ * clock that resets them runs on the clock thread, not on this CPU.  The
+ * hang report (ule_dump) reads every field without waiting for the lock.
+ */
 struct tdq {
 	struct mtx tdq_lock;
-	const struct cpu_group *tdq_cg; /* leaf group of this cpu */
-	struct thread *_Atomic tdq_curthread;
-	atomic_int tdq_load;	     /* running + queued, idle excluded */
-	atomic_int tdq_cpu_idle;     /* idle thread is (about to be) asleep */
-	atomic_int tdq_transferable; /* queued threads that may migrate */
-	atomic_int tdq_switchcnt;    /* switches this stat tick */
-	atomic_int tdq_oldswitchcnt; /* switches last stat tick */
-	atomic_int tdq_lowpri;	     /* best priority of curthread + queue */
-	atomic_int tdq_owepreempt;   /* remote preemption requested */
-	uint8_t tdq_idx;	     /* calendar insert index */
-	uint8_t tdq_ridx;	     /* calendar removal index */
-	int tdq_id;
-	atomic_uint_fast64_t tdq_steals;
-	struct thread *tdq_idlethread;
-	struct runq tdq_realtime;  /* interrupt, realtime, interactive */
-	struct runq tdq_timeshare; /* batch: the calendar */
-	struct runq tdq_idle;	   /* idle class */
+	const struct cpu_group *tdq_cg;	      /* (c) leaf group of this cpu */
+	struct thread *_Atomic tdq_curthread; /* (ts) running thread */
+	atomic_int tdq_load;	 /* (ts) running + queued, idle excluded */
+	atomic_int tdq_cpu_idle; /* (ls) idle thread is (about to be) asleep */
+	atomic_int tdq_transferable; /* (ts) queued threads that may migrate */
+	atomic_int tdq_switchcnt;    /* (ts) switches this stat tick */
+	atomic_int tdq_oldswitchcnt; /* (ts) switches last stat tick */
+	atomic_int tdq_lowpri;	   /* (ts) best priority of curthread + queue */
+	atomic_int tdq_owepreempt; /* (f) remote preemption requested */
+	uint8_t tdq_idx;	   /* (t) calendar insert index */
+	uint8_t tdq_ridx;	   /* (t) calendar removal index */
+	int tdq_id;		   /* (c) the cpu */
+	atomic_uint_fast64_t tdq_steals; /* (ts) threads this cpu took */
+	struct thread *tdq_idlethread;	 /* (c) */
+	struct runq tdq_realtime;  /* (t) interrupt, realtime, interactive */
+	struct runq tdq_timeshare; /* (t) batch: the calendar */
+	struct runq tdq_idle;	   /* (t) idle class */
 } ULT_ALIGNED_CL;
 
 /* Priority layout inside the timeshare band (FreeBSD 14/15 values). */
@@ -102,43 +166,41 @@ _Static_assert(PRI_MIN_BATCH == 136 && SCHED_PRI_MIN == 156 &&
 #define SCHED_AFFINITY_DEFAULT (ULT_HZ / 1000 > 1 ? ULT_HZ / 1000 : 1)
 
 /*
- * Tunables (kern.sched.*), defined in sched_ule_tun.c.  They are read
- * without locks, as in FreeBSD, hence atomic with relaxed loads (TUN()).
+ * Tunables (kern.sched.*), defined in sched_ule_tun.c, each under its
+ * FreeBSD variable's name less any sched_ prefix.  They are read without
+ * locks, as in FreeBSD, hence atomic with relaxed loads: TUN(ule_tun.x).
  */
 #define TUN(x) ULT_LD(&(x))
-#define sched_interact ult__ule_interact
-#define sched_slice ult__ule_slice
-#define sched_slice_min ult__ule_slice_min
-#define preempt_thresh ult__ule_preempt_thresh
-#define static_boost ult__ule_static_boost
-#define sched_idlespins ult__ule_idlespins
-#define sched_idlespinthresh ult__ule_idlespinthresh
-#define affinity ult__ule_affinity
-#define rebalance ult__ule_rebalance
-#define balance_interval ult__ule_balance_interval
-#define steal_idle ult__ule_steal_idle
-#define steal_thresh ult__ule_steal_thresh
-#define trysteal_limit ult__ule_trysteal_limit
-#define steal_stranded ult__ule_steal_stranded
-#define always_steal ult__ule_always_steal
-#define tickincr ult__ule_tickincr
-#define realstathz ult__ule_realstathz
-extern atomic_int sched_interact, sched_slice, sched_slice_min, preempt_thresh,
-    static_boost, sched_idlespins, sched_idlespinthresh, affinity, rebalance,
-    balance_interval, steal_idle, steal_thresh, trysteal_limit, steal_stranded,
-    always_steal, tickincr, realstathz;
+struct ule_tun {
+	atomic_int interact;	     /* sched_interact: kern.sched.interact */
+	atomic_int slice;	     /* sched_slice, stat ticks */
+	atomic_int slice_min;	     /* sched_slice_min: slice / 6 */
+	atomic_int preempt_thresh;   /* kern.sched.preempt_thresh */
+	atomic_int static_boost;     /* kern.sched.static_boost */
+	atomic_int idlespins;	     /* sched_idlespins */
+	atomic_int idlespinthresh;   /* sched_idlespinthresh */
+	atomic_int affinity;	     /* kern.sched.affinity, ticks */
+	atomic_int rebalance;	     /* kern.sched.balance */
+	atomic_int balance_interval; /* kern.sched.balance_interval */
+	atomic_int steal_idle;	     /* kern.sched.steal_idle */
+	atomic_int steal_thresh;     /* kern.sched.steal_thresh */
+	atomic_int trysteal_limit;   /* kern.sched.trysteal_limit */
+	atomic_int steal_stranded;   /* ult's kern.sched.steal_stranded */
+	atomic_int always_steal;     /* kern.sched.always_steal */
+	/* Not tunables: what FreeBSD's sched_initticks derives from the
+	 * clocks, constant here. */
+	atomic_int tickincr;   /* run time per stat tick << SCHED_TICK_SHIFT */
+	atomic_int realstathz; /* stat ticks per second */
+};
+extern struct ule_tun ule_tun;
 
 /* The per-CPU queues, sized at init. */
-#define tdq_cpu ult__ule_tdq_cpu
-#define tdq_ncpu ult__ule_tdq_ncpu
-#define cpu_top ult__ule_cpu_top
-#define all_cpus ult__ule_all_cpus
-extern struct tdq *tdq_cpu;
-extern int tdq_ncpu;
-extern const struct cpu_group *cpu_top;
-extern cpuset_t all_cpus;
+extern struct tdq *ule_tdq_cpu;
+extern int ule_ncpu;
+extern const struct cpu_group *ule_cpu_top;
+extern cpuset_t ule_all_cpus;
 
-#define TDQ_CPU(c) (&tdq_cpu[(c)])
+#define TDQ_CPU(c) (&ule_tdq_cpu[(c)])
 #define TDQ_ID(t) ((t)->tdq_id)
 #define TDQ_LOCKPTR(t) (&(t)->tdq_lock)
 #define TDQ_LOCK(t) mtx_lock(TDQ_LOCKPTR(t))
@@ -154,7 +216,7 @@ extern cpuset_t all_cpus;
 #define THREAD_CAN_MIGRATE(td) ((td)->td_pinned == 0)
 /* Affinity: ran within the last t cache-level units of `affinity' ticks. */
 #define SCHED_AFFINITY(ts, t, now) \
-	((int)((ts)->ts_rltick - ((now) - (t)*TUN(affinity))) > 0)
+	((int)((ts)->ts_rltick - ((now) - (t)*TUN(ule_tun.affinity))) > 0)
 
 /* The calling CPU's queue, or NULL for a caller that is not a CPU. */
 static inline struct tdq *
@@ -164,93 +226,46 @@ tdq_self(int self)
 }
 
 /* sched_ule_prio.c */
-#define sched_interact_score ult__ule_interact_score
-#define sched_interact_update ult__ule_interact_update
-#define sched_interact_fork ult__ule_interact_fork
-#define sched_pctcpu_update ult__ule_pctcpu_update
-#define sched_user_prio ult__ule_user_prio
-#define sched_pctcpu ult__ule_pctcpu
-#define tdq_slice ult__ule_tdq_slice
-#define td_slice ult__ule_td_slice
-int sched_interact_score(struct thread *td);
-void sched_interact_update(struct thread *td);
-void sched_interact_fork(struct thread *td);
-void sched_pctcpu_update(struct td_sched *ts, int run, int now);
-/* An asm label, not a define: <sched.h> uses the name for a struct member. */
-void sched_priority(struct thread *td) __asm__("ult__ule_priority");
-void sched_user_prio(struct thread *td, int prio);
-int sched_pctcpu(struct thread *td, int now);
-int tdq_slice(struct tdq *tdq);
-int td_slice(struct thread *td, struct tdq *tdq);
+int ule_interact_score(struct thread *td);
+void ule_interact_update(struct thread *td);
+void ule_interact_fork(struct thread *td);
+void ule_pctcpu_update(struct td_sched *ts, int run, int now);
+void ule_priority(struct thread *td);
+int ule_pctcpu(struct thread *td, int now);
+int ule_tdq_slice(struct tdq *tdq);
+int ule_td_slice(struct thread *td, struct tdq *tdq);
 
 /* sched_ule.c, used by the SMP code */
-#define tdq_add ult__ule_tdq_add
-#define tdq_setlowpri ult__ule_tdq_setlowpri
-#define tdq_choose ult__ule_tdq_choose
-#define sched_rem ult__ule_sched_rem
-#define sched_setpreempt ult__ule_sched_setpreempt
-#define sched_shouldpreempt ult__ule_sched_shouldpreempt
-#define sched_random ult__ule_sched_random
-int tdq_add(struct tdq *tdq, struct thread *td, int flags);
-void tdq_setlowpri(struct tdq *tdq, struct thread *ctd);
-struct thread *tdq_choose(struct tdq *tdq);
-void sched_rem(struct thread *td);
-void sched_setpreempt(struct tdq *tdq, int pri);
-int sched_shouldpreempt(int pri, int cpri, int remote);
-unsigned sched_random(void);
+int ule_tdq_add(struct tdq *tdq, struct thread *td, int flags);
+void ule_rem(struct thread *td);
+void ule_setpreempt(struct tdq *tdq, int pri);
+int ule_shouldpreempt(int pri, int cpri, int remote);
+unsigned ule_random(void);
 
 /* sched_ule_smp.c */
-#define sched_pickcpu ult__ule_pickcpu
-#define sched_lowest ult__ule_lowest
-#define sched_highest ult__ule_highest
-#define tdq_notify ult__ule_tdq_notify
-#define tdq_move ult__ule_tdq_move
-#define tdq_idled ult__ule_tdq_idled
-#define tdq_trysteal ult__ule_tdq_trysteal
-#define tdq_lock_pair ult__ule_tdq_lock_pair
-#define tdq_unlock_pair ult__ule_tdq_unlock_pair
-#define sched_balance ult__ule_balance
-#define sched_setcpu ult__ule_setcpu
-#define sched_switch_migrate ult__ule_switch_migrate
-int sched_pickcpu(struct thread *td, int flags, int self, int now);
-int sched_lowest(const struct cpu_group *cg, const cpuset_t *mask, int pri,
-    int maxload, int prefer, int running);
-int sched_highest(const struct cpu_group *cg, const cpuset_t *mask, int minload,
-    int mintrans);
-void tdq_notify(struct tdq *tdq, int lowpri);
-int tdq_move(struct tdq *from, struct tdq *to);
-int tdq_idled(struct tdq *tdq);
-void tdq_trysteal(struct tdq *tdq);
-void tdq_lock_pair(struct tdq *one, struct tdq *two);
-void tdq_unlock_pair(struct tdq *one, struct tdq *two);
-void sched_balance(void);
-struct tdq *sched_setcpu(struct thread *td, int cpu, int flags);
-struct mtx *sched_switch_migrate(struct tdq *tdq, struct thread *td, int flags);
+int ule_pickcpu(struct thread *td, int flags, int self, int now);
+void ule_tdq_notify(struct tdq *tdq, int lowpri);
+int ule_tdq_idled(struct tdq *tdq);
+void ule_tdq_trysteal(struct tdq *tdq);
+void ule_balance(void);
+struct tdq *ule_setcpu(struct thread *td, int cpu, int flags);
+struct mtx *ule_switch_migrate(struct tdq *tdq, struct thread *td, int flags);
 
 /* sched_ule_idle.c: the ops table's idle loop */
-#define ule_idle_poll ult__ule_idle_poll
-#define ule_idle_enter ult__ule_idle_enter
-#define ule_idle_exit ult__ule_idle_exit
-#define ule_idle_spins ult__ule_idle_spins
 int ule_idle_poll(int cpu, struct sched_idle *st);
 int ule_idle_enter(int cpu, struct sched_idle *st);
 void ule_idle_exit(int cpu, struct sched_idle *st);
 int ule_idle_spins(void);
 
 /* sched_ule_tun.c: the ops table's tunables */
-#define ule_tunables ult__ule_tunables
 extern const struct sched_tunable ule_tunables[];
+int ule_slice_min_us(void);
 
 /* sched_ule_check.c: the ops table's read-only views */
-#define ule_load ult__ule_load
-#define ule_thread_stats ult__ule_thread_stats
-#define ule_cpu_stats ult__ule_cpu_stats
-#define ule_check ult__ule_check
 int ule_load(int cpu);
 void ule_thread_stats(struct thread *td, struct sched_thread_stats *st);
 void ule_cpu_stats(int cpu, struct sched_cpu_stats *st);
 const char *ule_check(void);
-#define ule_dump ult__ule_dump
 void ule_dump(int cpu, void (*out)(void *, const char *), void *arg);
 
 #endif

@@ -17,8 +17,8 @@ ule_load(int cpu)
 void
 ule_thread_stats(struct thread *td, struct sched_thread_stats *st)
 {
-	st->interact_score = sched_interact_score(td);
-	st->pctcpu = sched_pctcpu(td, mach_ticks());
+	st->interact_score = ule_interact_score(td);
+	st->pctcpu = ule_pctcpu(td, mach_ticks());
 	st->cpu = td_get_sched(td)->ts_cpu;
 }
 
@@ -136,11 +136,11 @@ ule_check(void)
 	static char buf[128];
 	const char *err = NULL;
 
-	for (int c = 0; c < tdq_ncpu; c++)
+	for (int c = 0; c < ule_ncpu; c++)
 		TDQ_LOCK(TDQ_CPU(c));
-	for (int c = 0; c < tdq_ncpu && err == NULL; c++)
+	for (int c = 0; c < ule_ncpu && err == NULL; c++)
 		err = check_tdq(TDQ_CPU(c), buf, sizeof(buf));
-	for (int c = tdq_ncpu - 1; c >= 0; c--)
+	for (int c = ule_ncpu - 1; c >= 0; c--)
 		TDQ_UNLOCK(TDQ_CPU(c));
 	return (err);
 }

@@ -1,7 +1,7 @@
 /*
  * ULE's idle loop (sched_idletd), split where it waits so that the host
  * can spin or sleep between the calls.  It reads its queue's load and
- * switch counts and publishes the idle flag that tdq_notify() checks; the
+ * switch counts and publishes the idle flag that ule_tdq_notify() checks; the
  * stealing it starts is in sched_ule_smp.c.  Kept apart from the event
  * entry points because the host's idle thread drives it, not an event.
  */
@@ -22,16 +22,16 @@ ule_idle_poll(int cpu, struct sched_idle *st)
 	if (TDQ_LOAD(tdq))
 		return (SCHED_IDLE_RUN);
 	switchcnt = TDQ_SWITCHCNT(tdq);
-	if (TUN(always_steal) || switchcnt != st->oldswitchcnt) {
+	if (TUN(ule_tun.always_steal) || switchcnt != st->oldswitchcnt) {
 		st->oldswitchcnt = switchcnt;
-		if (tdq_idled(tdq) == 0)
+		if (ule_tdq_idled(tdq) == 0)
 			return (SCHED_IDLE_RUN);
 	}
 	switchcnt = TDQ_SWITCHCNT(tdq);
 	st->switchcnt = switchcnt;
 	if ((tdq->tdq_cg == NULL ||
 		(tdq->tdq_cg->cg_flags & CG_FLAG_THREAD) == 0) &&
-	    switchcnt > TUN(sched_idlespinthresh))
+	    switchcnt > TUN(ule_tun.idlespinthresh))
 		return (SCHED_IDLE_SPIN);
 	return (SCHED_IDLE_SLEEP);
 }
@@ -39,7 +39,7 @@ ule_idle_poll(int cpu, struct sched_idle *st)
 /*
  * Announce that this CPU is about to sleep.  The full fence between the
  * store to tdq_cpu_idle and the load of tdq_load pairs with the one in
- * tdq_notify (load stored, fence, tdq_cpu_idle read): at least one side
+ * ule_tdq_notify (load stored, fence, tdq_cpu_idle read): at least one side
  * sees the other, so a thread added concurrently is never missed.
  */
 int
@@ -50,7 +50,7 @@ ule_idle_enter(int cpu, struct sched_idle *st)
 
 	if (TDQ_LOAD(tdq) != 0 || switchcnt != st->oldswitchcnt)
 		return (1);
-	st->busy = switchcnt * 4 > TUN(sched_idlespinthresh);
+	st->busy = switchcnt * 4 > TUN(ule_tun.idlespinthresh);
 	ULT_ST(&tdq->tdq_cpu_idle, 1);
 	ULT_FENCE();
 	if (TDQ_LOAD(tdq) != 0) {
@@ -79,5 +79,5 @@ ule_idle_exit(int cpu, struct sched_idle *st)
 int
 ule_idle_spins(void)
 {
-	return (TUN(sched_idlespins));
+	return (TUN(ule_tun.idlespins));
 }

@@ -25,12 +25,12 @@ imin(int a, int b)
  * as it sleeps can never qualify, so it scores a flat 50 without dividing.
  */
 int
-sched_interact_score(struct thread *td)
+ule_interact_score(struct thread *td)
 {
 	struct td_sched *ts = td_get_sched(td);
 	unsigned div;
 
-	if (TUN(sched_interact) <= SCHED_INTERACT_HALF &&
+	if (TUN(ule_tun.interact) <= SCHED_INTERACT_HALF &&
 	    ts->ts_runtime >= ts->ts_slptime)
 		return (SCHED_INTERACT_HALF);
 	if (ts->ts_runtime > ts->ts_slptime) {
@@ -59,7 +59,7 @@ sched_interact_score(struct thread *td)
  * the larger side wins outright.
  */
 void
-sched_interact_update(struct thread *td)
+ule_interact_update(struct thread *td)
 {
 	struct td_sched *ts = td_get_sched(td);
 	unsigned sum = ts->ts_runtime + ts->ts_slptime;
@@ -90,7 +90,7 @@ sched_interact_update(struct thread *td)
  * to a second of it, so its own behaviour soon dominates.
  */
 void
-sched_interact_fork(struct thread *td)
+ule_interact_fork(struct thread *td)
 {
 	struct td_sched *ts = td_get_sched(td);
 	unsigned sum = ts->ts_runtime + ts->ts_slptime;
@@ -109,7 +109,7 @@ sched_interact_fork(struct thread *td)
  * average rate; a thread unseen for a whole window starts from zero.
  */
 void
-sched_pctcpu_update(struct td_sched *ts, int run, int t)
+ule_pctcpu_update(struct td_sched *ts, int run, int t)
 {
 	if ((unsigned)(t - ts->ts_ltick) >= SCHED_TICK_TARG) {
 		ts->ts_ticks = 0;
@@ -128,19 +128,19 @@ sched_pctcpu_update(struct td_sched *ts, int run, int t)
 
 /* %CPU in FSCALE units, as ps(1) and top(1) show it under ULE. */
 int
-sched_pctcpu(struct thread *td, int now)
+ule_pctcpu(struct thread *td, int now)
 {
 	struct td_sched *ts = td_get_sched(td);
 	int rtick;
 
-	sched_pctcpu_update(ts, TD_IS_RUNNING(td), now);
+	ule_pctcpu_update(ts, TD_IS_RUNNING(td), now);
 	if (ts->ts_ticks == 0)
 		return (0);
 	rtick = imin((int)(SCHED_TICK_HZ(ts) / SCHED_TICK_SECS), ULT_HZ);
 	return ((FSCALE * ((FSCALE * rtick) / ULT_HZ)) >> FSHIFT);
 }
 
-void
+static void
 sched_user_prio(struct thread *td, int prio)
 {
 	td->td_base_user_pri = (uint8_t)prio;
@@ -157,18 +157,18 @@ sched_user_prio(struct thread *td, int prio)
  * changes here; td_priority follows at the next AST or return to user.
  */
 void
-sched_priority(struct thread *td)
+ule_priority(struct thread *td)
 {
 	struct td_sched *ts = td_get_sched(td);
 	int score, pri;
 
 	if (PRI_BASE(td->td_pri_class) != PRI_TIMESHARE)
 		return;
-	score = imax(0, sched_interact_score(td) + td->td_nice);
-	if (score < TUN(sched_interact)) {
+	score = imax(0, ule_interact_score(td) + td->td_nice);
+	if (score < TUN(ule_tun.interact)) {
 		pri = PRI_MIN_INTERACT;
 		pri += (PRI_MAX_INTERACT - PRI_MIN_INTERACT + 1) * score /
-		    TUN(sched_interact);
+		    TUN(ule_tun.interact);
 	} else {
 		pri = SCHED_PRI_MIN;
 		if (ts->ts_ticks) {
@@ -191,21 +191,21 @@ sched_priority(struct thread *td)
  * sched_slice_min.
  */
 int
-tdq_slice(struct tdq *tdq)
+ule_tdq_slice(struct tdq *tdq)
 {
 	int load = TDQ_LOAD(tdq) - 1;
 
 	if (load >= SCHED_SLICE_MIN_DIVISOR)
-		return (TUN(sched_slice_min));
+		return (TUN(ule_tun.slice_min));
 	if (load <= 1)
-		return (TUN(sched_slice));
-	return (TUN(sched_slice) / load);
+		return (TUN(ule_tun.slice));
+	return (TUN(ule_tun.slice) / load);
 }
 
 int
-td_slice(struct thread *td, struct tdq *tdq)
+ule_td_slice(struct thread *td, struct tdq *tdq)
 {
 	if (PRI_BASE(td->td_pri_class) == PRI_ITHD)
-		return (TUN(sched_slice));
-	return (tdq_slice(tdq));
+		return (TUN(ule_tun.slice));
+	return (ule_tdq_slice(tdq));
 }

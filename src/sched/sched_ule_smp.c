@@ -1,7 +1,7 @@
 /*
- * ULE's multiprocessor half: choosing a CPU for a thread (sched_pickcpu),
+ * ULE's multiprocessor half: choosing a CPU for a thread (ule_pickcpu),
  * the topology searches behind it, telling another CPU about new work
- * (tdq_notify), idle stealing and the periodic balancer.
+ * (ule_tdq_notify), idle stealing and the periodic balancer.
  *
  * Load figures read here without locks may be stale; like FreeBSD, every
  * decision is re-checked under the queue locks before anything moves.
@@ -87,7 +87,7 @@ cpu_search_lowest(const struct cpu_group *cg, const struct cpu_search *s,
 			continue;
 		if (s->cs_running && l > 0)
 			p = 0;
-		load -= (int)(sched_random() % 128);
+		load -= (int)(ule_random() % 128);
 		if (bload > load - p) {
 			bload = load - p;
 			r->csr_cpu = c;
@@ -134,7 +134,7 @@ cpu_search_highest(const struct cpu_group *cg, const struct cpu_search *s,
 		if (l < s->cs_load || TDQ_TRANSFERABLE(tdq) < s->cs_trans ||
 		    !CS_ISSET(c, s->cs_mask))
 			continue;
-		load -= (int)(sched_random() % 256);
+		load -= (int)(ule_random() % 256);
 		if (load > bload) {
 			bload = load;
 			r->csr_cpu = c;
@@ -144,7 +144,7 @@ cpu_search_highest(const struct cpu_group *cg, const struct cpu_search *s,
 	return (total);
 }
 
-int
+static int
 sched_lowest(const struct cpu_group *cg, const cpuset_t *mask, int pri,
     int maxload, int prefer, int running)
 {
@@ -155,7 +155,7 @@ sched_lowest(const struct cpu_group *cg, const cpuset_t *mask, int pri,
 	return (r.csr_cpu);
 }
 
-int
+static int
 sched_highest(const struct cpu_group *cg, const cpuset_t *mask, int minload,
     int mintrans)
 {
@@ -174,7 +174,7 @@ sched_highest(const struct cpu_group *cg, const cpuset_t *mask, int minload,
  * and is not much busier, to keep producer and consumer together.
  */
 int
-sched_pickcpu(struct thread *td, int flags, int self, int now)
+ule_pickcpu(struct thread *td, int flags, int self, int now)
 {
 	struct td_sched *ts = td_get_sched(td);
 	const struct cpu_group *cg, *ccg;
@@ -183,7 +183,7 @@ sched_pickcpu(struct thread *td, int flags, int self, int now)
 
 	if ((flags & SRQ_OURSELF) || !THREAD_CAN_MIGRATE(td))
 		return (ts->ts_cpu);
-	if (tdq_ncpu == 1)
+	if (ule_ncpu == 1)
 		return (0);
 	tdq = TDQ_CPU(ts->ts_cpu);
 	cg = tdq->tdq_cg;
@@ -210,20 +210,20 @@ sched_pickcpu(struct thread *td, int flags, int self, int now)
 			continue;
 		ccg = cg;
 	}
-	if (ccg == cpu_top)
+	if (ccg == ule_cpu_top)
 		ccg = NULL;
 	cpu = -1;
 	pri = td->td_priority;
 	r = TD_IS_RUNNING(td);
 	if (ccg != NULL)
-		cpu = sched_lowest(ccg, &all_cpus, imax(pri, PRI_MAX_TIMESHARE),
-		    INT_MAX, ts->ts_cpu, r);
+		cpu = sched_lowest(ccg, &ule_all_cpus,
+		    imax(pri, PRI_MAX_TIMESHARE), INT_MAX, ts->ts_cpu, r);
 	if (cpu < 0)
-		cpu = sched_lowest(cpu_top, &all_cpus, pri, INT_MAX, ts->ts_cpu,
-		    r);
+		cpu = sched_lowest(ule_cpu_top, &ule_all_cpus, pri, INT_MAX,
+		    ts->ts_cpu, r);
 	if (cpu < 0)
-		cpu = sched_lowest(cpu_top, &all_cpus, -1, INT_MAX, ts->ts_cpu,
-		    r);
+		cpu = sched_lowest(ule_cpu_top, &ule_all_cpus, -1, INT_MAX,
+		    ts->ts_cpu, r);
 	if (self >= 0) {
 		struct tdq *me = TDQ_CPU(self);
 
@@ -246,7 +246,7 @@ sched_pickcpu(struct thread *td, int flags, int self, int now)
  * are ever held at once here.
  */
 struct tdq *
-sched_setcpu(struct thread *td, int cpu, int flags)
+ule_setcpu(struct thread *td, int cpu, int flags)
 {
 	struct tdq *tdq = TDQ_CPU(cpu);
 	struct mtx *mtx;
@@ -265,7 +265,7 @@ sched_setcpu(struct thread *td, int cpu, int flags)
 
 /* The running thread td goes to another CPU's queue as it switches out. */
 struct mtx *
-sched_switch_migrate(struct tdq *tdq, struct thread *td, int flags)
+ule_switch_migrate(struct tdq *tdq, struct thread *td, int flags)
 {
 	struct tdq *tdn = TDQ_CPU(td_get_sched(td)->ts_cpu);
 	int lowpri;
@@ -275,8 +275,8 @@ sched_switch_migrate(struct tdq *tdq, struct thread *td, int flags)
 	ULT_ST(&tdq->tdq_load, TDQ_LOAD(tdq) - 1);
 	TDQ_UNLOCK(tdq);
 	TDQ_LOCK(tdn);
-	lowpri = tdq_add(tdn, td, flags);
-	tdq_notify(tdn, lowpri);
+	lowpri = ule_tdq_add(tdn, td, flags);
+	ule_tdq_notify(tdn, lowpri);
 	TDQ_UNLOCK(tdn);
 	TDQ_LOCK(tdq);
 	return (TDQ_LOCKPTR(tdn));
@@ -290,12 +290,12 @@ sched_switch_migrate(struct tdq *tdq, struct thread *td, int flags)
  * stale tdq_lowpri or an idle-class thread tying with the idle thread
  * would leave the thread on a sleeping CPU for good.  A busy CPU is
  * interrupted only if the thread beats the best it had (running or queued)
- * by sched_shouldpreempt.  The fence pairs with the one in the idle loop
+ * by ule_shouldpreempt.  The fence pairs with the one in the idle loop
  * (ule_idle_enter): the load was raised before it, tdq_cpu_idle is read
  * after it, so either the idle loop sees the load or we see it asleep.
  */
 void
-tdq_notify(struct tdq *tdq, int lowpri)
+ule_tdq_notify(struct tdq *tdq, int lowpri)
 {
 	int cpu = TDQ_ID(tdq);
 
@@ -310,13 +310,13 @@ tdq_notify(struct tdq *tdq, int lowpri)
 	/* A preemption already requested covers this thread too. */
 	if (ULT_LD(&tdq->tdq_owepreempt))
 		return;
-	if (!sched_shouldpreempt(TDQ_LOWPRI(tdq), lowpri, 1))
+	if (!ule_shouldpreempt(TDQ_LOWPRI(tdq), lowpri, 1))
 		return;
 	ULT_ST(&tdq->tdq_owepreempt, 1);
 	mach_ipi_preempt(cpu);
 }
 
-void
+static void
 tdq_lock_pair(struct tdq *one, struct tdq *two)
 {
 	if (one < two) {
@@ -328,7 +328,7 @@ tdq_lock_pair(struct tdq *one, struct tdq *two)
 	}
 }
 
-void
+static void
 tdq_unlock_pair(struct tdq *one, struct tdq *two)
 {
 	TDQ_UNLOCK(one);
@@ -398,7 +398,7 @@ tdq_steal(struct tdq *tdq)
  * blocked by a CPU that has not finished switching away from it; wait for
  * that before taking it over.
  */
-int
+static int
 tdq_move(struct tdq *from, struct tdq *to)
 {
 	struct thread *td;
@@ -408,13 +408,13 @@ tdq_move(struct tdq *from, struct tdq *to)
 	if ((td = tdq_steal(from)) == NULL)
 		return (-1);
 	thread_lock_block_wait(td);
-	sched_rem(td);
+	ule_rem(td);
 	thread_lock_unblock(td, TDQ_LOCKPTR(to));
 	td_get_sched(td)->ts_cpu = TDQ_ID(to);
-	return (tdq_add(to, td, SRQ_YIELDING));
+	return (ule_tdq_add(to, td, SRQ_YIELDING));
 }
 
-/* Next group to search after cg found nothing; see tdq_idled(). */
+/* Next group to search after cg found nothing; see ule_tdq_idled(). */
 static const struct cpu_group *
 steal_escalate(const struct cpu_group *cg, int *goup)
 {
@@ -444,19 +444,19 @@ steal_escalate(const struct cpu_group *cg, int *goup)
  * idle itself takes a thread stranded on a CPU whose idle thread is
  * current; the victim's worker, when it runs, finds its queue empty and
  * goes back to sleep.  kern.sched.steal_stranded = 0 turns it off.  Only
- * the idle loop looks (tdq_idled), not the switch path (tdq_trysteal):
+ * the idle loop looks (ule_tdq_idled), not the switch path (ule_tdq_trysteal):
  * the scan covers every CPU, and the idle loop runs right after anyway.
  * Called with tdq unlocked; returns 1 if this CPU now has work.
  */
 static int
 tdq_rescue(struct tdq *tdq)
 {
-	if (TUN(steal_stranded) == 0)
+	if (TUN(ule_tun.steal_stranded) == 0)
 		return (0);
 	if (TDQ_LOAD(tdq) > 0)
 		return (1);
-	for (int i = 1; i < tdq_ncpu; i++) {
-		struct tdq *v = TDQ_CPU((TDQ_ID(tdq) + i) % tdq_ncpu);
+	for (int i = 1; i < ule_ncpu; i++) {
+		struct tdq *v = TDQ_CPU((TDQ_ID(tdq) + i) % ule_ncpu);
 		int moved;
 
 		if (TDQ_TRANSFERABLE(v) == 0 ||
@@ -482,21 +482,22 @@ tdq_rescue(struct tdq *tdq)
  * Returns 0 when this CPU now has work, 1 when it should go idle.
  */
 int
-tdq_idled(struct tdq *tdq)
+ule_tdq_idled(struct tdq *tdq)
 {
 	const struct cpu_group *cg;
 	struct tdq *steal;
 	cpuset_t mask;
 	int cpu, switchcnt, goup;
 
-	if (TUN(steal_idle) == 0 || tdq_ncpu == 1 || tdq->tdq_cg == NULL)
+	if (TUN(ule_tun.steal_idle) == 0 || ule_ncpu == 1 ||
+	    tdq->tdq_cg == NULL)
 		return (1);
-	CS_FILL_N(&mask, tdq_ncpu);
+	CS_FILL_N(&mask, ule_ncpu);
 	CS_CLR(TDQ_ID(tdq), &mask);
 restart:
 	switchcnt = TDQ_SWITCHCNT(tdq);
 	for (cg = tdq->tdq_cg, goup = 0;;) {
-		cpu = sched_highest(cg, &mask, TUN(steal_thresh), 1);
+		cpu = sched_highest(cg, &mask, TUN(ule_tun.steal_thresh), 1);
 		if (TDQ_LOAD(tdq))
 			return (0);
 		if (cpu == -1) {
@@ -506,7 +507,7 @@ restart:
 			continue;
 		}
 		steal = TDQ_CPU(cpu);
-		if (TDQ_LOAD(steal) < TUN(steal_thresh) ||
+		if (TDQ_LOAD(steal) < TUN(ule_tun.steal_thresh) ||
 		    TDQ_TRANSFERABLE(steal) == 0)
 			goto restart;
 		TDQ_LOCK(tdq);
@@ -519,7 +520,7 @@ restart:
 			CS_CLR(cpu, &mask);
 			continue;
 		}
-		if (TDQ_LOAD(steal) < TUN(steal_thresh) ||
+		if (TDQ_LOAD(steal) < TUN(ule_tun.steal_thresh) ||
 		    TDQ_TRANSFERABLE(steal) == 0 ||
 		    switchcnt != TDQ_SWITCHCNT(tdq)) {
 			tdq_unlock_pair(tdq, steal);
@@ -541,25 +542,25 @@ restart:
  * path stays short.  Called and returns with tdq locked.
  */
 void
-tdq_trysteal(struct tdq *tdq)
+ule_tdq_trysteal(struct tdq *tdq)
 {
 	const struct cpu_group *cg;
 	struct tdq *steal;
 	cpuset_t mask;
 	int cpu, i, goup;
 
-	if (TUN(steal_idle) == 0 || TUN(trysteal_limit) == 0 || tdq_ncpu == 1 ||
-	    tdq->tdq_cg == NULL)
+	if (TUN(ule_tun.steal_idle) == 0 || TUN(ule_tun.trysteal_limit) == 0 ||
+	    ule_ncpu == 1 || tdq->tdq_cg == NULL)
 		return;
-	CS_FILL_N(&mask, tdq_ncpu);
+	CS_FILL_N(&mask, ule_ncpu);
 	CS_CLR(TDQ_ID(tdq), &mask);
 	TDQ_UNLOCK(tdq);
 	for (i = 1, cg = tdq->tdq_cg, goup = 0;;) {
-		cpu = sched_highest(cg, &mask, TUN(steal_thresh), 1);
+		cpu = sched_highest(cg, &mask, TUN(ule_tun.steal_thresh), 1);
 		if (TDQ_LOAD(tdq) > 0)
 			break;
 		if (cpu == -1) {
-			if (++i > TUN(trysteal_limit))
+			if (++i > TUN(ule_tun.trysteal_limit))
 				break;
 			cg = steal_escalate(cg, &goup);
 			if (cg == NULL)
@@ -567,12 +568,12 @@ tdq_trysteal(struct tdq *tdq)
 			continue;
 		}
 		steal = TDQ_CPU(cpu);
-		if (TDQ_LOAD(steal) < TUN(steal_thresh) ||
+		if (TDQ_LOAD(steal) < TUN(ule_tun.steal_thresh) ||
 		    TDQ_TRANSFERABLE(steal) == 0)
 			continue;
 		tdq_lock_pair(tdq, steal);
 		if (TDQ_LOAD(tdq) == 0 &&
-		    TDQ_LOAD(steal) >= TUN(steal_thresh) &&
+		    TDQ_LOAD(steal) >= TUN(ule_tun.steal_thresh) &&
 		    TDQ_TRANSFERABLE(steal) != 0 && tdq_move(steal, tdq) != -1)
 			ULT_ST(&tdq->tdq_steals, ULT_LD(&tdq->tdq_steals) + 1);
 		TDQ_UNLOCK(steal);
@@ -592,9 +593,9 @@ sched_balance_pair(struct tdq *high, struct tdq *low)
 		lowpri = tdq_move(high, low);
 		if (lowpri != -1) {
 			if (TDQ_ID(low) != mach_curcpu())
-				tdq_notify(low, lowpri);
+				ule_tdq_notify(low, lowpri);
 			else
-				sched_setpreempt(low, TDQ_LOWPRI(low));
+				ule_setpreempt(low, TDQ_LOWPRI(low));
 			moved = 1;
 		}
 	}
@@ -614,7 +615,7 @@ sched_balance_group(const struct cpu_group *cg)
 	cpuset_t hmask, lmask;
 	int high, low, anylow;
 
-	CS_FILL_N(&hmask, tdq_ncpu);
+	CS_FILL_N(&hmask, ule_ncpu);
 	for (;;) {
 		struct tdq *tdq;
 
@@ -659,7 +660,7 @@ nextlow:
 }
 
 void
-sched_balance(void)
+ule_balance(void)
 {
-	sched_balance_group(cpu_top);
+	sched_balance_group(ule_cpu_top);
 }

@@ -49,26 +49,51 @@ enum {
 
 #define TD_SCHED_SIZE 96
 
+/*
+ * Locking key:
+ *   (t)  td's thread lock: whatever td_lock points to (a run-queue lock
+ *        while td is runnable or running, a sleep queue's or turnstile's
+ *        lock while it waits).  While td_lock is &blocked_lock the fields
+ *        belong to whoever blocked td (the CPU switching it out, or
+ *        moving it between queues), as if it held the lock.
+ *   (ta) stored under (t), with relaxed atomic stores (td_set_pri,
+ *        td_set_user_pri), because they are also loaded without it: by td
+ *        itself on its way out of the runtime (td_userret_pending), by
+ *        4BSD comparing another CPU's current thread (pri_of), and by the
+ *        checkers and hang reports
+ *   (a)  atomic requests that td switch: set by other CPUs, the clock
+ *        thread or the host (td_owepreempt always under (t), td_ast
+ *        nearly always: 4BSD's maybe_resched sets another CPU's current
+ *        thread's without its lock, which the atomic or makes safe),
+ *        cleared by td's own switch, loaded lock-free by td at runtime
+ *        entry and exit and by its preemption signal handler
+ *   (l)  td_lock itself: stored only by the holder of the lock it names
+ *        (or of td, while blocked), loaded lock-free by thread_lock(),
+ *        which takes the lock it names and checks that it still does
+ * td_sched has each policy's own key (sched_ule.h, sched_4bsd.h).  A
+ * thread not yet created or already exited (thread_init, fork's child,
+ * exit's child) belongs to its creator or reaper, unlocked.
+ */
 struct thread {
-	struct mtx *_Atomic td_lock;
-	struct ult__list td_runq; /* run-queue link */
-	int td_rqindex;		  /* queue index while on a runq */
-	int td_state;		  /* TDS_* */
-	int td_inhibitors;	  /* TDI_* */
-	int td_flags;		  /* TDF_* */
-	atomic_int td_ast;	  /* TDA_*, set remotely */
-	atomic_int td_owepreempt; /* a preemption is owed */
-	int td_pinned;		  /* nonzero: must not migrate */
-	int td_oncpu;		  /* CPU running it, or NOCPU */
-	int td_lastcpu;		  /* CPU it last ran on */
-	int td_slptick;		  /* ticks when it went to sleep, 0 if not */
-	uint8_t td_priority;	  /* effective priority, used for queueing */
-	uint8_t td_base_pri;	  /* priority without lending */
-	uint8_t td_user_pri;	  /* min(base_user_pri, lend_user_pri) */
-	uint8_t td_base_user_pri; /* the policy's computed user priority */
-	uint8_t td_lend_user_pri; /* lent by user-level PI (PRI_MAX: none) */
-	uint8_t td_pri_class;	  /* PRI_TIMESHARE, PRI_REALTIME, ... */
-	int8_t td_nice;		  /* -20..20 (p_nice) */
+	struct mtx *_Atomic td_lock; /* (l) */
+	struct ult__list td_runq;    /* (t) run-queue link */
+	int td_rqindex;		     /* (t) queue index while on a runq */
+	int td_state;		     /* (t) TDS_* */
+	int td_inhibitors;	     /* (t) TDI_* */
+	int td_flags;		     /* (t) TDF_* */
+	atomic_int td_ast;	     /* (a) TDA_* */
+	atomic_int td_owepreempt;    /* (a) a preemption is owed */
+	int td_pinned;		     /* (t) nonzero: must not migrate */
+	int td_oncpu;		     /* (t) CPU running it, or NOCPU */
+	int td_lastcpu;		     /* (t) CPU it last ran on */
+	int td_slptick;		     /* (t) ticks when it went to sleep, or 0 */
+	uint8_t td_priority;	     /* (ta) effective priority, for queueing */
+	uint8_t td_base_pri;	     /* (t) priority without lending */
+	uint8_t td_user_pri;	     /* (ta) lesser of the two below */
+	uint8_t td_base_user_pri;    /* (t) user priority the policy computed */
+	uint8_t td_lend_user_pri;    /* (t) lent by user PI; PRI_MAX: none */
+	uint8_t td_pri_class;	     /* (t) PRI_TIMESHARE, PRI_REALTIME, ... */
+	int8_t td_nice;		     /* (t) -20..20 (p_nice) */
 	_Alignas(8) unsigned char td_sched[TD_SCHED_SIZE]; /* policy data */
 };
 
