@@ -538,9 +538,9 @@ test_schedctl_bound_default(void)
 {
 	long slice, bound;
 
-	if (!preempt_available())
+	if (!rt_preempt_available())
 		SKIP("no asynchronous preemption in this build");
-	init_cfg(1, 1);
+	rt_init(1, 1);
 	CHECK_EQ(ult_sysctl("kern.sched.slice", &slice, NULL), 0);
 	CHECK_EQ(ult_sysctl("ult.schedctl_bound_us", &bound, NULL), 0);
 	CHECK_EQ(slice, 12);
