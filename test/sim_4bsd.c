@@ -1,7 +1,7 @@
 /*
  * sched_4bsd on the simulator: estcpu charged per stat tick and decayed
- * once a second through the load average, as section 12 of
- * ule-algorithm.md gives; sleepers catching up at wakeup; nice shares
+ * once a second through the load average, as docs/ULE.md section 9
+ * gives; sleepers catching up at wakeup; nice shares
  * against a small independent model of the same formulas; bound threads
  * and the global queue on several CPUs.
  */

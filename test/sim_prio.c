@@ -1,6 +1,6 @@
 /*
  * ULE's per-thread arithmetic, checked against the formulas of
- * ule-algorithm.md sections 3-6: the interactivity score and its decay,
+ * docs/ULE.md sections 2-5: the interactivity score and its decay,
  * batch priority from %CPU and nice, the %CPU window, slices and the
  * history a forked thread inherits.  Expected values are computed here
  * from the published formulas, independently of the policy code.
@@ -15,7 +15,7 @@
 
 #define K(x) ((unsigned)(x) << SCHED_TICK_SHIFT)
 
-/* The score as ule-algorithm.md 3.3 states it. */
+/* The score as docs/ULE.md section 2 states it. */
 static int
 expect_score(unsigned r, unsigned s, int interact)
 {
@@ -139,7 +139,7 @@ test_batch_priority(void)
 	sim_destroy(s);
 
 	/* Behaviour: one hog alone settles near 203, two sharing a CPU near
-	 * 179-180 (ule-algorithm.md section 5). */
+	 * 179-180 (docs/ULE.md section 3). */
 	s = sim_create(1, NULL);
 	t = sim_spawn(s, 0, -1, 0, -1);
 	sim_run(s, 30000);

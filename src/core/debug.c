@@ -46,20 +46,20 @@ dump_thread(struct ult_thread *ut, void *arg)
 	int fd = (int)(intptr_t)arg;
 	struct thread *td = &ut->td;
 	struct mtx *m = ULT_LD(&td->td_lock);
-	struct sched_thread_stats st;
 
-	ult__rt.sched->thread_stats(td, &st);
+	/* Not the policy's thread_stats: it updates the %CPU window, which
+	 * is the thread lock's to change. */
 	putf(fd,
 	    "  td %p id %llu '%s' lstate %d state %d inhib %#x flags %#x "
 	    "pri %d base %d user %d class %d nice %d pinned %d oncpu %d "
-	    "lastcpu %d policy-cpu %d lock %s %p ast %d owepreempt %d "
+	    "lastcpu %d lock %s %p ast %d owepreempt %d "
 	    "bind_pending %d preempt_pinned %d nopreempt %d wchan %p "
 	    "turnstile %p switches %llu/%llu",
 	    (void *)td, (unsigned long long)ut->id, ut->name,
 	    ULT_LD(&ut->lstate), td->td_state, (unsigned)td->td_inhibitors,
 	    (unsigned)td->td_flags, ULT_PLD(&td->td_priority), td->td_base_pri,
 	    td->td_user_pri, td->td_pri_class, td->td_nice, td->td_pinned,
-	    td->td_oncpu, td->td_lastcpu, st.cpu, lock_name(m), (void *)m,
+	    td->td_oncpu, td->td_lastcpu, lock_name(m), (void *)m,
 	    ULT_LD(&td->td_ast), ULT_LD(&td->td_owepreempt), ut->bind_pending,
 	    ut->preempt_pinned, ULT_LD(&ut->nopreempt), ULT_LD(&ut->wchan),
 	    (void *)ut->ts_blocked, (unsigned long long)ULT_LD(&ut->nvcsw),

@@ -175,7 +175,6 @@ ult__exit_switch(struct ult_thread *ut)
 	account(w, ut, now, 0);
 	w->clk_ns = now;
 	w->clk_valid = 1;
-	ut->td.td_flags |= TDF_EXITING;
 	ntd = ult__rt.sched->throw_(&ut->td);
 	w->clk_valid = 0;
 	switch_to(w, ut, ult__td2ut(ntd), NULL, 1);

@@ -172,7 +172,7 @@ struct sched_ops {
 	 * before init(). */
 	int (*slice_min_us)(void);
 
-	/* Check the invariants of every CPU queue (ule-algorithm.md s.14)
+	/* Check the invariants of every CPU queue (docs/ULE.md section 8)
 	 * with all queues locked; returns 0 or a line describing the first
 	 * violation.  For tests. */
 	const char *(*check)(void);

@@ -1,7 +1,7 @@
 /*
  * sched_4bsd: the scheduler ULE replaced (FreeBSD's kern/sched_4bsd.c),
  * behind the same ops table, so that the two can be compared on the same
- * runtime (ule-algorithm.md section 12).
+ * runtime (docs/ULE.md section 9).
  *
  * One global run queue under one global lock, FreeBSD's old sched_lock
  * (bsd_sched_lock here): every runnable or running thread's td_lock is
@@ -242,7 +242,7 @@ schedcpu_queue(struct runq *rq, int loadfac, int now)
 static void
 schedcpu(int now)
 {
-	int loadfac = 2 * bsd_ldavg;
+	int loadfac = 2 * ULT_LD(&bsd_ldavg);
 
 	schedcpu_queue(&runq, loadfac, now);
 	for (int c = 0; c < bsd_ncpu; c++) {
@@ -725,7 +725,7 @@ bsd_init(void)
 	mtx_init(&bsd_sched_lock, "sched_lock");
 	ULT_ST(&bsd_runq_global_len, 0);
 	ULT_ST(&bsd_sched_tdcnt, 0);
-	bsd_ldavg = 0;
+	ULT_ST(&bsd_ldavg, 0);
 	next_loadav = mach_ticks() + LOADAV_TICKS;
 	next_schedcpu = mach_ticks() + ULT_HZ;
 	return (0);

@@ -121,7 +121,7 @@ runnable_for(int cpu)
 }
 
 /* sched_4bsd_cpu.c */
-extern int bsd_ldavg; /* (s), but see its definition */
+extern atomic_int bsd_ldavg; /* (s, a): see its definition */
 int bsd_iew(void);
 void bsd_resetpriority(struct thread *td);
 void bsd_pctcpu_decay(struct td_sched *ts, int now);

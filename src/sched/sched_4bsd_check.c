@@ -127,7 +127,7 @@ ccpu_get(void)
 static long
 ldavg_get(void)
 {
-	return (bsd_ldavg);
+	return (ULT_LD(&bsd_ldavg));
 }
 
 const struct sched_tunable bsd_tunables[] = {

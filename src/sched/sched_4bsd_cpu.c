@@ -21,7 +21,9 @@
  * with the clock's store (a stale or new value, never a torn one on the
  * targets, but a data race all the same).
  */
-int bsd_ldavg;
+/* (s, a) FSCALE fixed point: written by CPU 0's clock under
+ * bsd_sched_lock, read without it by wakeups (updatepri) and the sysctl */
+atomic_int bsd_ldavg;
 
 int
 bsd_iew(void)
@@ -103,16 +105,18 @@ bsd_loadav(void)
 {
 	int nrun = ULT_LD(&bsd_sched_tdcnt);
 
-	bsd_ldavg = (int)(((int64_t)CEXP0 * bsd_ldavg +
-			      (int64_t)nrun * FSCALE * (FSCALE - CEXP0)) >>
-	    FSHIFT);
+	int64_t l = ((int64_t)CEXP0 * ULT_LD(&bsd_ldavg) +
+			(int64_t)nrun * FSCALE * (FSCALE - CEXP0)) >>
+	    FSHIFT;
+
+	ULT_ST(&bsd_ldavg, (int)l);
 }
 
 void
 bsd_updatepri(struct thread *td, int slptime)
 {
 	struct td_sched *ts = ts_of(td);
-	int loadfac = 2 * bsd_ldavg, newcpu;
+	int loadfac = 2 * ULT_LD(&bsd_ldavg), newcpu;
 
 	/* The units mix seconds and fixed point, as they always have. */
 	if (slptime > 5 * loadfac) {
@@ -136,5 +140,5 @@ ult__4bsd_estcpu(struct thread *td)
 int
 ult__4bsd_ldavg(void)
 {
-	return (bsd_ldavg);
+	return (ULT_LD(&bsd_ldavg));
 }

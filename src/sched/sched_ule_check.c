@@ -35,7 +35,7 @@ ule_cpu_stats(int cpu, struct sched_cpu_stats *st)
 }
 
 /*
- * The invariants of ule-algorithm.md section 14 that hold exactly in the
+ * The invariants of docs/ULE.md section 8 that hold exactly in the
  * port, checked with every queue locked.  lowpri is compared at run-queue
  * granularity: queues are FIFO over RQ_PPQ priorities, so FreeBSD's own
  * lowpri is only exact to that.

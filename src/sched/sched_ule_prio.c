@@ -2,7 +2,7 @@
  * ULE's priority arithmetic: the interactivity score, the %CPU estimate,
  * the user priority that follows from them, and the load-scaled slice.
  * Everything here is integer arithmetic on per-thread history; the
- * formulas and constants are FreeBSD 14's (ule-algorithm.md sections 3-6).
+ * formulas and constants are FreeBSD 14's (docs/ULE.md sections 2-5).
  */
 #include "sched_ule.h"
 

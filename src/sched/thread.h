@@ -41,7 +41,6 @@ enum {
 #define TDF_BORROWING 0x0002 /* running with a lent priority */
 #define TDF_SLICEEND 0x0004  /* the pending AST is a slice end */
 #define TDF_PICKCPU 0x0008   /* re-pick the CPU at the next switch */
-#define TDF_EXITING 0x0010   /* the thread is switching out for good */
 
 /* td_ast bits: reschedule requests checked at runtime entry and exit,
  * where FreeBSD checks them on return to user mode. */
