@@ -40,6 +40,19 @@ lock_name(struct mtx *m)
 	return (m != NULL && m->mtx_name != NULL ? m->mtx_name : "?");
 }
 
+/* sched.h's SWT_* reasons, by number. */
+static const char *
+swt_name(int swt)
+{
+	static const char *const names[] = {"none", "preempt", "owepreempt",
+	    "turnstile", "sleepq", "?", "yield", "needresched", "idle", "?",
+	    "?", "remotepreempt", "?", "bind", "childfirst"};
+
+	return (swt >= 0 && swt < (int)(sizeof(names) / sizeof(names[0]))
+		? names[swt]
+		: "?");
+}
+
 static void
 dump_thread(struct ult_thread *ut, void *arg)
 {
@@ -54,7 +67,7 @@ dump_thread(struct ult_thread *ut, void *arg)
 	    "pri %d base %d user %d class %d nice %d pinned %d oncpu %d "
 	    "lastcpu %d lock %s %p ast %d owepreempt %d "
 	    "bind_pending %d preempt_pinned %d nopreempt %d wchan %p "
-	    "turnstile %p switches %llu/%llu",
+	    "turnstile %p switches %llu/%llu, last: %s",
 	    (void *)td, (unsigned long long)ut->id, ut->name,
 	    ULT_LD(&ut->lstate), td->td_state, (unsigned)td->td_inhibitors,
 	    (unsigned)td->td_flags, ULT_PLD(&td->td_priority), td->td_base_pri,
@@ -63,7 +76,7 @@ dump_thread(struct ult_thread *ut, void *arg)
 	    ULT_LD(&td->td_ast), ULT_LD(&td->td_owepreempt), ut->bind_pending,
 	    ut->preempt_pinned, ULT_LD(&ut->nopreempt), ULT_LD(&ut->wchan),
 	    (void *)ut->ts_blocked, (unsigned long long)ULT_LD(&ut->nvcsw),
-	    (unsigned long long)ULT_LD(&ut->nivcsw));
+	    (unsigned long long)ULT_LD(&ut->nivcsw), swt_name(ut->last_swt));
 }
 
 void

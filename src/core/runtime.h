@@ -68,6 +68,7 @@ struct ult_thread {
 	int detached;	   /* (j) */
 	int joining;	   /* (j) a joiner is waiting */
 	int last_cpu;	   /* (s) worker it last ran on, for nmigrations */
+	int last_swt;	   /* (s) SWT_* reason of its last switch (reports) */
 	uint64_t id;	   /* (c) */
 	char name[32];	   /* (c) */
 	/* (s, a) statistics, read by ult_thread_info */

@@ -146,6 +146,7 @@ ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
 	MPASS(hint == NULL ||
 	    ULT_LD(&hint->td.td_lock) == ULT_LD(&ut->td.td_lock));
 	account(w, ut, now, flags);
+	ut->last_swt = flags & SW_TYPE_MASK;
 	if (ULT_UNLIKELY(ut->preempt_pinned | ut->bind_pending))
 		ult__preempt_switching(ut, flags);
 	w->clk_ns = now;

@@ -206,6 +206,7 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 	ut->detached = a != NULL && a->detached;
 	ut->joining = 0;
 	ut->last_cpu = -1;
+	ut->last_swt = SWT_NONE;
 	ut->id = ULT_ADD(&ult__rt.next_id, 1) + 1;
 	ut->name[0] = '\0';
 	if (a != NULL && a->name != NULL) {
