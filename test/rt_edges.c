@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -382,4 +383,61 @@ test_fork_child(void)
 	CHECK_EQ(waitpid(p, &st, 0), p);
 	CHECK(WIFEXITED(st));
 	CHECK_EQ(WEXITSTATUS(st), 0);
+}
+
+/* ---- the hang report ---- */
+
+static ult_mutex_t hr_m = ULT_MUTEX_INITIALIZER;
+static ult_cond_t hr_c = ULT_COND_INITIALIZER;
+static atomic_int hr_go;
+
+static void *
+hr_sleeper(void *arg)
+{
+	CHECK_EQ(ult_mutex_lock(&hr_m), 0);
+	while (!atomic_load(&hr_go))
+		CHECK_EQ(ult_cond_wait(&hr_c, &hr_m), 0);
+	CHECK_EQ(ult_mutex_unlock(&hr_m), 0);
+	return (arg);
+}
+
+/* What a watchdog prints: every worker with its queues, every uthread
+ * with its state, its lock and what it waits on. */
+void
+test_hang_report(void)
+{
+	struct ult_attr a;
+	ult_thread_t *t;
+	char buf[65536], want[64];
+	FILE *f = tmpfile();
+	size_t n;
+
+	CHECK(f != NULL);
+	rt_init(2, 0);
+	ult_attr_init(&a);
+	a.name = "report-sleeper";
+	CHECK_EQ(ult_spawn(&t, &a, hr_sleeper, NULL), 0);
+	while (rt_info(t).state != ULT_STATE_SLEEPING)
+		usleep(1000);
+	ult__debug_dump(fileno(f));
+	rewind(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	CHECK(strstr(buf, "hang report: ULE") != NULL ||
+	    strstr(buf, "hang report: 4BSD") != NULL);
+	CHECK(strstr(buf, "worker 0 ") != NULL &&
+	    strstr(buf, "worker 1 ") != NULL);
+	CHECK(strstr(buf, "cpu 1") != NULL); /* the policy's queues */
+	snprintf(want, sizeof(want), "'report-sleeper'");
+	CHECK(strstr(buf, want) != NULL);
+	CHECK(strstr(buf, "lock sleepq chain") != NULL);
+	CHECK(strstr(buf, "last: sleepq") != NULL);
+	CHECK(strstr(buf, "end of hang report") != NULL);
+	CHECK_EQ(ult_mutex_lock(&hr_m), 0);
+	atomic_store(&hr_go, 1);
+	CHECK_EQ(ult_cond_signal(&hr_c), 0);
+	CHECK_EQ(ult_mutex_unlock(&hr_m), 0);
+	CHECK_EQ(ult_join(t, NULL), 0);
+	CHECK_EQ(ult_shutdown(), 0);
 }
