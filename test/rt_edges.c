@@ -441,3 +441,43 @@ test_hang_report(void)
 	CHECK_EQ(ult_join(t, NULL), 0);
 	CHECK_EQ(ult_shutdown(), 0);
 }
+
+/* ---- an invariant firing ---- */
+
+/*
+ * Releasing a spin lock one does not hold is caught by the invariants of
+ * a debug build: the child prints where, what and who, and aborts.
+ */
+void
+test_kassert_fires(void)
+{
+	int pipefd[2], st;
+	char buf[512] = {0};
+	ssize_t n;
+	pid_t p;
+
+#ifndef ULT_INVARIANTS
+	SKIP("invariants are compiled into debug builds only");
+#endif
+	CHECK_EQ(pipe(pipefd), 0);
+	fflush(NULL);
+	if ((p = fork()) == 0) {
+		static struct mtx m = MTX_INITIALIZER("kassert test");
+
+		dup2(pipefd[1], STDERR_FILENO);
+		ULT_ST(&m.mtx_locked, 1); /* held, but not by us */
+		mtx_unlock(&m);
+		_exit(0);
+	}
+	close(pipefd[1]);
+	CHECK_EQ(waitpid(p, &st, 0), p);
+	n = read(pipefd[0], buf, sizeof(buf) - 1);
+	close(pipefd[0]);
+	CHECK(n > 0);
+	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
+	CHECK(strstr(buf, "ult: assertion failed at") != NULL);
+	CHECK(strstr(buf, "lock.h") != NULL);
+	CHECK(strstr(buf, "mtx_owned(m)") != NULL);
+	CHECK(strstr(buf, "(kassert test)") != NULL);
+	CHECK(strstr(buf, "a foreign thread") != NULL);
+}
