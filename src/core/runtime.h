@@ -204,6 +204,30 @@ ult__self_ut(void)
 	return (w->curthread);
 }
 
+/*
+ * One clock read for a whole runtime call: the policy asks for ticks
+ * several times while it forks and queues a thread (mach_ticks), and on
+ * this VM a TSC read is most of what a spawn costs.  ult__clock_hold
+ * reads the clock into the worker for the calls that follow, a switch
+ * included; ult__clock_drop ends it, on whatever worker the caller is on
+ * by then (a switch in between has dropped its own worker's already).
+ * Never left held across a return to the program.
+ */
+static inline void
+ult__clock_hold(struct ult__worker *w)
+{
+	if (!w->clk_valid) {
+		w->clk_ns = ult__fastclock_now();
+		w->clk_valid = 1;
+	}
+}
+
+static inline void
+ult__clock_drop(void)
+{
+	ult__worker_self()->clk_valid = 0;
+}
+
 static inline int
 ult__running(void)
 {

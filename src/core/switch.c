@@ -137,7 +137,8 @@ void
 ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
 {
 	struct ult__worker *w = ult__worker_self();
-	uint64_t now = ult__fastclock_now();
+	/* A runtime call that read the clock already lends it (spawn). */
+	uint64_t now = w->clk_valid ? w->clk_ns : ult__fastclock_now();
 	struct thread *ntd;
 	struct mtx *mtx;
 

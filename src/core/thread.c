@@ -305,6 +305,8 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 		thread_free(ut);
 		return (EAGAIN);
 	}
+	if (self != NULL)
+		ult__clock_hold(ult__worker_self());
 	thread_setup(ut, a, fn, arg);
 	atomic_fetch_add(&ult__rt.nthreads, 1);
 	if (t != NULL)
@@ -330,6 +332,7 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 		    ut);
 	} else
 		thread_unlock(&ut->td);
+	ult__clock_drop();
 	ult__userret();
 	return (0);
 }
