@@ -8,8 +8,10 @@
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
+#include "core/runtime.h"
 #include "test.h"
 #include "ult.h"
 
@@ -582,5 +584,74 @@ test_once_race(void)
 	CHECK_EQ(atomic_load(&once_runs), 1);
 	CHECK_EQ(ult_once(&once, once_fn), 0);
 	CHECK_EQ(atomic_load(&once_runs), 1);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/*
+ * Wait morphing: a signal from the mutex's owner wakes the waiter only
+ * when the mutex is released, so the waiter never runs into the mutex
+ * its waker still holds.  Broadcast the same, for every waiter of that
+ * mutex; a waiter of another mutex is woken at once.
+ */
+static ult_mutex_t wm_m = ULT_MUTEX_INITIALIZER,
+		   wm_other = ULT_MUTEX_INITIALIZER;
+static ult_cond_t wm_c = ULT_COND_INITIALIZER;
+static atomic_int wm_ready, wm_woken;
+
+static void *
+wm_waiter(void *arg)
+{
+	ult_mutex_t *m = arg;
+
+	CHECK_EQ(ult_mutex_lock(m), 0);
+	atomic_fetch_add(&wm_ready, 1);
+	CHECK_EQ(ult_cond_wait(&wm_c, m), 0);
+	atomic_fetch_add(&wm_woken, 1);
+	CHECK_EQ(ult_mutex_unlock(m), 0);
+	return (NULL);
+}
+
+static int
+wm_state(ult_thread_t *t)
+{
+	struct ult_thread_info in;
+
+	CHECK_EQ(ult_thread_info(t, &in), 0);
+	return (in.state);
+}
+
+void
+test_cond_wait_morphing(void)
+{
+	ult_thread_t *w[3];
+	struct ult_config cfg = {0};
+
+	cfg.ncpu = 2;
+	CHECK_EQ(ult_init(&cfg), 0);
+	CHECK_EQ(ult_spawn(&w[0], NULL, wm_waiter, &wm_m), 0);
+	CHECK_EQ(ult_spawn(&w[1], NULL, wm_waiter, &wm_m), 0);
+	CHECK_EQ(ult_spawn(&w[2], NULL, wm_waiter, &wm_other), 0);
+	while (atomic_load(&wm_ready) < 3)
+		usleep(1000);
+	for (int i = 0; i < 3; i++)
+		while (wm_state(w[i]) != ULT_STATE_SLEEPING)
+			usleep(1000);
+	/* The main thread (foreign) owns wm_m and broadcasts. */
+	CHECK_EQ(ult_mutex_lock(&wm_m), 0);
+	CHECK_EQ(ult_cond_broadcast(&wm_c), 0);
+	/* wm_other's waiter was woken and finishes; wm_m's still sleep. */
+	CHECK_EQ(ult_join(w[2], NULL), 0);
+	CHECK_EQ(atomic_load(&wm_woken), 1);
+	/* Still asleep on the cond, not woken to block on wm_m. */
+	for (int i = 0; i < 2; i++) {
+		CHECK_EQ(wm_state(w[i]), ULT_STATE_SLEEPING);
+		CHECK(ULT_LD(&w[i]->wchan) == &wm_c);
+		CHECK(w[i]->ts_blocked == NULL);
+	}
+	CHECK_EQ(ult_cond_destroy(&wm_c), 0); /* counted out already */
+	CHECK_EQ(ult_mutex_unlock(&wm_m), 0);
+	CHECK_EQ(ult_join(w[0], NULL), 0);
+	CHECK_EQ(ult_join(w[1], NULL), 0);
+	CHECK_EQ(atomic_load(&wm_woken), 3);
 	CHECK_EQ(ult_shutdown(), 0);
 }

@@ -2,7 +2,9 @@
  * Condition variables on a sleep queue (the wait channel is the cond).
  * _waiters counts threads queued or about to queue; wakers decrement it
  * for the threads they wake, so a waker never touches the object after
- * the wakeup and a cond may be destroyed as soon as nobody waits.
+ * the wakeup and a cond may be destroyed as soon as nobody waits.  A
+ * waiter whose mutex the waker owns is woken at that mutex's unlock
+ * instead (wait morphing, mutex.c).
  */
 #include <errno.h>
 #include <limits.h>
@@ -38,12 +40,16 @@ cond_wait(ult_cond_t *c, ult_mutex_t *m, uint64_t deadline)
 	if (c == NULL || m == NULL)
 		return (EINVAL);
 	self = ult__waiter_self(&w);
-	if ((ULT_PLD(&m->_word) & ~(uintptr_t)1) != self)
+	if (!ult__mutex_owned(m, self))
 		return (EPERM);
+	/* Wakeups this thread deferred to m's unlock happen now: the unlock
+	 * below runs under our chain lock, which theirs may not nest in. */
+	ult__mutex_flush_deferred(m, self);
 	/* Queue before releasing m: a signal after our unlock finds us. */
 	ult__sleepq_lock(c);
 	__atomic_fetch_add(&c->_waiters, 1, __ATOMIC_RELAXED);
 	ult__sleepq_add(c, &w);
+	w.mutex = m;
 	ult__mutex_unlock_locked(m, self);
 	r = ult__sleepq_wait(c, &w, deadline);
 	if (r != 0) /* a timeout removed us; nobody counted us out */
@@ -67,22 +73,32 @@ ult_cond_timedwait(ult_cond_t *c, ult_mutex_t *m, uint64_t deadline)
 static int
 cond_wake(ult_cond_t *c, int all)
 {
+	struct ult__waiter *w;
+	uintptr_t self;
 	int n;
 
 	if (c == NULL)
 		return (EINVAL);
 	if (ULT_PLD_ACQ(&c->_waiters) == 0)
 		return (0);
+	self = ult__sync_self_id();
 	ult__sleepq_lock(c);
 	/* Count them out before any can run: a woken waiter may destroy
 	 * the cond at once.  Timeouts need the chain lock: the count holds. */
 	n = ult__sleepq_count(c, all ? INT_MAX : 1);
 	if (n != 0) {
 		__atomic_fetch_sub(&c->_waiters, (unsigned)n, __ATOMIC_RELEASE);
-		if (all)
-			ult__sleepq_broadcast(c);
-		else
-			ult__sleepq_signal(c);
+		w = ult__sleepq_take(c, n);
+		while (w != NULL) {
+			struct ult__waiter *next = w->next;
+			ult_mutex_t *m = (ult_mutex_t *)(uintptr_t)w->mutex;
+
+			if (m != NULL && ult__mutex_owned(m, self))
+				ult__mutex_defer(m, w);
+			else
+				ult__sleepq_resume(c, w);
+			w = next;
+		}
 	}
 	ult__sleepq_release(c);
 	ult__sync_done();

@@ -13,6 +13,15 @@
  * priority than the releaser's own, so a priority inversion ends at the
  * unlock; and a waiter that was woken once already and lost the race, so
  * no waiter is overtaken more than once.
+ *
+ * Deferred wakeups (wait morphing).  A condition variable signalled by
+ * the owner of the mutex its waiter will take again does not wake the
+ * waiter at once: woken, it would run into the mutex its waker still
+ * holds and block again (on one worker it even preempted the waker to do
+ * so).  The waiter is parked on the mutex instead, in _spare, a list only
+ * the owner touches, and MTX_DEFERRED makes the owner's unlock take the
+ * slow path, which wakes the list once the mutex is free (FreeBSD's
+ * libthr does the same with PMUTEX_FLAG_DEFERRED).
  */
 #include <errno.h>
 
@@ -20,7 +29,9 @@
 #include "sync.h"
 
 #define MTX_CONTESTED ((uintptr_t)1)
-#define MTX_OWNER(v) ((v) & ~MTX_CONTESTED)
+/* Bit 1 belongs to the owner id (SYNC_ID_FOREIGN). */
+#define MTX_DEFERRED ((uintptr_t)4)
+#define MTX_OWNER(v) ((v) & ~(MTX_CONTESTED | MTX_DEFERRED))
 
 /* Spins while the owner runs; about 10-50 microseconds at most. */
 #define SYNC_SPINS 256
@@ -149,6 +160,61 @@ ult_mutex_timedlock(ult_mutex_t *m, uint64_t deadline)
 	return (mutex_lock(m, deadline ? deadline : 1));
 }
 
+/* The caller owns m: wake waiter w at m's unlock (see the top). */
+void
+ult__mutex_defer(ult_mutex_t *m, struct ult__waiter *w)
+{
+	w->next = (struct ult__waiter *)m->_spare;
+	m->_spare = (uintptr_t)w;
+	__atomic_fetch_or(&m->_word, MTX_DEFERRED, __ATOMIC_RELAXED);
+}
+
+int
+ult__mutex_owned(const ult_mutex_t *m, uintptr_t self)
+{
+	return (MTX_OWNER(ULT_PLD(&m->_word)) == self);
+}
+
+/* The owner takes the deferred wakeups off m before releasing it. */
+static struct ult__waiter *
+take_deferred(ult_mutex_t *m)
+{
+	struct ult__waiter *w = (struct ult__waiter *)m->_spare;
+
+	m->_spare = 0;
+	return (w);
+}
+
+/* After the release, with nothing locked: the waiters, oldest first. */
+static void
+wake_deferred(struct ult__waiter *w)
+{
+	struct ult__waiter *rev = NULL;
+
+	while (w != NULL) {
+		struct ult__waiter *next = w->next;
+
+		w->next = rev;
+		rev = w;
+		w = next;
+	}
+	while (rev != NULL) {
+		struct ult__waiter *next = rev->next;
+
+		ult__sleepq_resume_later(rev);
+		rev = next;
+	}
+}
+
+void
+ult__mutex_flush_deferred(ult_mutex_t *m, uintptr_t self)
+{
+	if (MTX_OWNER(ULT_PLD(&m->_word)) != self || m->_spare == 0)
+		return;
+	__atomic_fetch_and(&m->_word, ~MTX_DEFERRED, __ATOMIC_RELAXED);
+	wake_deferred(take_deferred(m));
+}
+
 int
 ult__mutex_relock(ult_mutex_t *m)
 {
@@ -178,16 +244,24 @@ static int
 unlock_slow(ult_mutex_t *m, uintptr_t self)
 {
 	struct ult__turnstile *ts;
-	struct ult__waiter *w;
+	struct ult__waiter *w, *deferred;
 	uintptr_t v = ULT_PLD(&m->_word), more;
 
 	if (MTX_OWNER(v) != self)
 		return (EPERM);
+	deferred = take_deferred(m);
+	/* Only deferred wakeups: no turnstile to look at, unless a locker
+	 * marks the word contested meanwhile (under its chain lock). */
+	if (!(v & MTX_CONTESTED) && ULT_PCAS_REL(&m->_word, &v, 0)) {
+		wake_deferred(deferred);
+		return (0);
+	}
 	ts = ult__ts_lookup(m);
 	if (ts == NULL || (w = ult__ts_head(ts, TS_EXCLUSIVE_QUEUE)) == NULL) {
 		/* The waiters timed out. */
 		ULT_PST_REL(&m->_word, 0);
 		ult__ts_release(m, ts);
+		wake_deferred(deferred);
 		return (0);
 	}
 	more = ult__ts_count(ts, TS_EXCLUSIVE_QUEUE) > 1 ? MTX_CONTESTED : 0;
@@ -202,6 +276,7 @@ unlock_slow(ult_mutex_t *m, uintptr_t self)
 		ULT_PST_REL(&m->_word, more);
 		ult__ts_unpend(m, ts, 0);
 	}
+	wake_deferred(deferred);
 	return (0);
 }
 
@@ -210,6 +285,9 @@ ult__mutex_unlock_locked(ult_mutex_t *m, uintptr_t self)
 {
 	uintptr_t v = self;
 
+	/* The cond wait flushed them: waking them here would take another
+	 * sleep-queue chain while the caller holds its own. */
+	MPASS(m->_spare == 0);
 	if (ULT_LIKELY(ULT_PCAS_REL(&m->_word, &v, 0)))
 		return (0);
 	return (unlock_slow(m, self));

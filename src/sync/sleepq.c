@@ -151,6 +151,49 @@ ult__sleepq_broadcast(const void *wchan)
 	return (woken);
 }
 
+struct ult__waiter *
+ult__sleepq_take(const void *wchan, int max)
+{
+	struct sleepq_chain *sc = chain_of(wchan);
+	struct ult__waiter *first = NULL, **tail = &first;
+	struct ult__list *n, *t;
+
+	MTX_ASSERT_OWNED(&sc->lock);
+	ULT_LIST_FOREACH_SAFE (n, t, &sc->waiters) {
+		struct ult__waiter *w =
+		    ULT_CONTAINER_OF(n, struct ult__waiter, link);
+
+		if (max == 0)
+			break;
+		if (w->wchan != wchan)
+			continue;
+		ult__list_remove(&w->link);
+		w->next = NULL;
+		*tail = w;
+		tail = &w->next;
+		max--;
+	}
+	return (first);
+}
+
+void
+ult__sleepq_resume(const void *wchan, struct ult__waiter *w)
+{
+	resume(chain_of(wchan), w);
+}
+
+/* A waiter taken off its queue and kept asleep (its thread lock is still
+ * the chain's): wake it now, with nothing else locked. */
+void
+ult__sleepq_resume_later(struct ult__waiter *w)
+{
+	struct sleepq_chain *sc = chain_of(w->wchan);
+
+	mtx_lock(&sc->lock);
+	resume(sc, w);
+	mtx_unlock(&sc->lock);
+}
+
 /* Timer expiry for a sleeping uthread: wake it with ETIMEDOUT unless
  * somebody woke it already. */
 static void

@@ -36,5 +36,12 @@ int ult__sleepq_count(const void *wchan, int max);
 /* Chain locked: wake the first waiter / every waiter; returns how many. */
 int ult__sleepq_signal(const void *wchan);
 int ult__sleepq_broadcast(const void *wchan);
+/* Chain locked: take up to max waiters of wchan off the queue without
+ * waking them, linked through w->next in queue order; returns the first.
+ * Each must then be woken, now (ult__sleepq_resume, chain locked) or
+ * later (ult__sleepq_resume_later, no lock held). */
+struct ult__waiter *ult__sleepq_take(const void *wchan, int max);
+void ult__sleepq_resume(const void *wchan, struct ult__waiter *w);
+void ult__sleepq_resume_later(struct ult__waiter *w);
 
 #endif

@@ -34,5 +34,11 @@ ult__sync_done(void)
 int ult__mutex_unlock_locked(ult_mutex_t *m, uintptr_t self);
 /* Acquire for a cond waiter that was woken. */
 int ult__mutex_relock(ult_mutex_t *m);
+/* Wait morphing (mutex.c): does self own m; park waiter w (taken off a
+ * cond's sleep queue) to be woken at m's unlock; wake the parked ones
+ * now (by the owner, with nothing locked). */
+int ult__mutex_owned(const ult_mutex_t *m, uintptr_t self);
+void ult__mutex_defer(ult_mutex_t *m, struct ult__waiter *w);
+void ult__mutex_flush_deferred(ult_mutex_t *m, uintptr_t self);
 
 #endif

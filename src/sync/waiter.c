@@ -30,6 +30,8 @@ ult__waiter_self(struct ult__waiter *w)
 	w->flags = 0;
 	w->result = 0;
 	w->ts = NULL;
+	w->mutex = NULL;
+	w->next = NULL;
 	atomic_init(&w->futex, 0);
 	ult__list_init(&w->link);
 	return (w->id);

@@ -42,6 +42,8 @@ struct ult__waiter {
 	int flags;		   /* WF_* */
 	struct ult__turnstile *ts; /* the turnstile it blocks on */
 	struct ult__turnstile *spare; /* turnstile given / given back */
+	const void *mutex;	      /* a cond waiter's mutex, to relock */
+	struct ult__waiter *next;     /* on a mutex's deferred wakeups */
 };
 
 /*
