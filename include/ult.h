@@ -47,6 +47,9 @@ struct ult_config {
 			       guard: ULT_STACK_GUARD, below. */
 	int preempt;	    /* 0: default (on; ULT_PREEMPT=0 turns it
 			       off), >0 on, <0 off.  See "Preemption". */
+	int tls;	    /* 0: default (per uthread; ULT_TLS=worker
+			       turns it off), >0 per uthread, <0 per
+			       worker.  See "Thread-local storage". */
 };
 typedef struct ult_config ult_config_t;
 

@@ -91,12 +91,21 @@ preempt_get(void)
 	return (ult__rt.preempt > 0);
 }
 
+/* Whether every uthread has its own TLS (it may have been refused:
+ * ULT_TLS=worker, sanitizers, static executables, an unknown glibc). */
+static long
+tls_get(void)
+{
+	return (ult__rt.tls > 0);
+}
+
 /* Tunables of the runtime itself, beside the policy's. */
 static const struct sched_tunable rt_tunables[] = {
     {"ult.preempt", NULL, 0, 0, preempt_get, NULL},
     {"ult.child_runs_first", &ult__rt.child_first, 0, 1, NULL, NULL},
     {"ult.preempt_migrate", &ult__preempt_migrate, 0, 1, NULL, NULL},
     {"ult.schedctl_bound_us", &ult__schedctl_bound_us, 0, 10000000, NULL, NULL},
+    {"ult.tls", NULL, 0, 0, tls_get, NULL},
     {NULL, NULL, 0, 0, NULL, NULL},
 };
 

@@ -10,6 +10,7 @@
 
 #include "../util/mem.h"
 #include "runtime.h"
+#include "tls.h"
 
 struct ult__runtime ult__rt;
 
@@ -123,7 +124,7 @@ configure(const struct ult_config *cfg, int nos)
 		/* On unless ULT_PREEMPT=0 says otherwise. */
 		ult__rt.preempt = (r == 0 && v == 0) ? -1 : 1;
 	}
-	return (0);
+	return (ult__tls_configure(cfg));
 }
 
 static void
@@ -138,6 +139,7 @@ teardown(int workers, int clock, int policy)
 	ult__preempt_fini();
 	ult__signals_fini();
 	ult__timers_fini();
+	ult__tls_fini();
 	ult__stacks_fini();
 	ult__thread_slab_fini();
 	ult__topo_free(ult__rt.topo);
@@ -192,6 +194,7 @@ start(const struct ult_config *cfg)
 	    (err = ult__preempt_init()) != 0 ||
 	    (err = ult__rt.sched->init()) != 0)
 		goto fail;
+	ult__tls_start();
 	if ((err = ult__workers_start()) != 0)
 		goto fail_policy;
 	if ((err = ult__clock_start()) != 0)

@@ -13,10 +13,19 @@
 /* Only the address matters: one per kernel thread. */
 static __thread char mtx_token __attribute__((tls_model("initial-exec")));
 
+/*
+ * A lock belongs to the kernel thread.  With per-uthread TLS every
+ * uthread has a mtx_token of its own, and a lock taken in one context
+ * may be released after the switch to the next on the same worker, so a
+ * worker is named by its struct (ult__tls_worker is refreshed into every
+ * block); other threads by their own token.
+ */
 const void *
 ult__mtx_self(void)
 {
-	return (&mtx_token);
+	struct ult__worker *w = ult__tls_worker;
+
+	return (w != NULL ? (const void *)w : &mtx_token);
 }
 
 static void

@@ -100,6 +100,9 @@ struct ult_thread {
 	int preempt_pinned; /* (t) td_pinned holds one for a preemption */
 	int bind_pending;   /* (t) a binding (cpu + 1) for the next switch
 			       that leaves the thread free to move */
+	void *tls;	    /* (c) its thread block (tls.h), or NULL; for an
+			       idle thread, its worker's own descriptor */
+	int tls_exiting;    /* (s) its TLS destructors have started */
 	struct ult_thread *free_next; /* (z) thread slab free list */
 };
 
@@ -147,6 +150,11 @@ struct ult__worker {
 	struct ult__san scratch_san;	/* (k) */
 	struct ult__stack *stack_cache; /* (k) default-size stacks, LIFO */
 	int nstack_cache;		/* (k) */
+	/* per-uthread TLS (tls.h): (c) once the worker has started */
+	void *tls_tp;		      /* its own descriptor */
+	void *tls_tcache, *tls_arena; /* its malloc words, lent to blocks */
+	void *tls_cache;	      /* (k) free thread blocks, LIFO */
+	int ntls_cache;		      /* (k) */
 } ULT_ALIGNED_CL;
 
 enum {
@@ -171,6 +179,8 @@ struct ult__runtime {
 	atomic_uint_fast64_t next_id;
 	atomic_int stopping;
 	atomic_int child_first; /* ult.child_runs_first */
+	int tls_want;		/* ult_config.tls, ULT_TLS: per-uthread */
+	int tls;		/* per-uthread TLS is in force (tls.h) */
 };
 
 extern struct ult__runtime ult__rt;

@@ -10,13 +10,15 @@
  * wait until whoever switched it out has done the same.
  *
  * Anything after ult__ctx_switch() may run on another kernel thread:
- * per-worker state is re-read through ult__worker_self() and errno is
- * restored per uthread.
+ * per-worker state is re-read through ult__worker_self().  errno lives in
+ * the uthread's own thread block (tls.h), or, with per-worker TLS, is
+ * saved and restored per uthread.
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "runtime.h"
+#include "tls.h"
 
 __thread struct ult__worker *ult__tls_worker
     __attribute__((tls_model("initial-exec")));
@@ -27,8 +29,9 @@ ult__worker_self(void)
 	return (ult__tls_worker);
 }
 
-/* Out of line so that no caller keeps &errno (a TLS address) across a
- * switch: the compiler treats __errno_location() as constant. */
+/* With per-worker TLS.  Out of line so that no caller keeps &errno (a
+ * TLS address) across a switch: the compiler treats __errno_location()
+ * as constant. */
 ULT_NOIPA static int
 errno_save(void)
 {
@@ -67,7 +70,9 @@ account(struct ult__worker *w, struct ult_thread *from, uint64_t now, int flags)
  * outgoing thread can be handed to its lock (after which another worker
  * may resume it at once) before we wait for the incoming thread to be
  * released by the worker that last ran it.  Releasing first is what keeps
- * two workers that swap threads from waiting on each other.
+ * two workers that swap threads from waiting on each other.  With
+ * per-uthread TLS the thread pointer leaves the outgoing block before the
+ * release, too (tls.h: ult__tls_mid_early).
  */
 static void
 switch_mid(void *arg)
@@ -75,13 +80,18 @@ switch_mid(void *arg)
 	struct ult__worker *w = arg;
 	struct thread *to = &w->curthread->td;
 	unsigned spins = 0;
+	int loaded = 0;
 
 	ult__san_mid_enter(&w->scratch_san);
 	MPASS(ULT_LD(&w->sw_prev->td.td_lock) == &blocked_lock);
+	if (ult__rt.tls)
+		loaded = ult__tls_mid_early(w);
 	if (!w->sw_dying)
 		thread_lock_unblock(&w->sw_prev->td, w->sw_mtx);
 	while (ULT_LD_ACQ(&to->td_lock) == &blocked_lock)
 		ult__spin_backoff(&spins);
+	if (ult__rt.tls && !loaded)
+		ult__tls_load(w, w->curthread);
 	ult__san_mid_leave(&w->curthread->san);
 }
 
@@ -101,7 +111,8 @@ switch_to(struct ult__worker *w, struct ult_thread *from, struct ult_thread *to,
 		ult__worker_became_busy(w);
 	else if (to == &w->idle)
 		ULT_ST(&w->busy, 0);
-	from->saved_errno = errno_save();
+	if (!ult__rt.tls)
+		from->saved_errno = errno_save();
 	ult__san_switch(&from->san, &to->san, dying);
 	ult__ctx_switch_via(&from->ctx, &to->ctx, w->scratch_top, switch_mid,
 	    w);
@@ -110,7 +121,8 @@ switch_to(struct ult__worker *w, struct ult_thread *from, struct ult_thread *to,
 
 /*
  * First thing on the destination of a switch (and of a new thread): bury
- * the outgoing thread if it exited, count migrations, restore errno.
+ * the outgoing thread if it exited, count migrations, restore errno
+ * (per-worker TLS).
  */
 ULT_NOIPA void
 ult__switch_finish(void)
@@ -130,7 +142,8 @@ ult__switch_finish(void)
 			    ULT_LD(&cur->nmigrations) + 1);
 		cur->last_cpu = w->id;
 	}
-	errno_restore(cur->saved_errno);
+	if (!ult__rt.tls)
+		errno_restore(cur->saved_errno);
 }
 
 void
@@ -234,6 +247,7 @@ ult__thread_entry(void *arg)
 	struct ult_thread *ut = arg;
 
 	ult__switch_finish();
+	ult__tls_enter(ut);
 	ult__userret();
 	ult_exit(ut->fn(ut->arg));
 }

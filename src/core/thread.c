@@ -22,6 +22,7 @@
 #include "../sync/sleepq.h"
 #include "../sync/turnstile.h"
 #include "runtime.h"
+#include "tls.h"
 
 /* The lock of threads that have exited: never contended in practice. */
 struct mtx ult__zombie_lock = MTX_INITIALIZER("zombie");
@@ -143,6 +144,7 @@ ult__thread_dead(struct ult__worker *w, struct ult_thread *ut)
 	ult__san_destroy(&ut->san);
 	ult__stack_put(w, ut->stack);
 	ut->stack = NULL;
+	ult__tls_put(w, ut);
 	thread_lock_unblock(&ut->td, &ult__zombie_lock);
 	ult__sleepq_lock(ut);
 	mtx_lock(&ult__zombie_lock);
@@ -233,6 +235,7 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 	atomic_init(&ut->sc_forced, 0);
 	ut->preempt_pinned = 0;
 	ut->bind_pending = 0;
+	ut->tls_exiting = 0;
 	ult__ctx_init(&ut->ctx, (char *)ut->stack->base + ut->stack->guard,
 	    ut->stack->size, ult__thread_entry, ut);
 	ult__san_create(&ut->san, (char *)ut->stack->base + ut->stack->guard,
@@ -305,6 +308,11 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 		thread_free(ut);
 		return (EAGAIN);
 	}
+	if ((err = ult__tls_get(ult__worker_self(), ut, fn, arg)) != 0) {
+		ult__stack_put(ult__worker_self(), ut->stack);
+		thread_free(ut);
+		return (err);
+	}
 	if (self != NULL)
 		ult__clock_hold(ult__worker_self());
 	thread_setup(ut, a, fn, arg);
@@ -359,6 +367,7 @@ ult_exit(void *ret)
 	if (ut == NULL)
 		pthread_exit(ret);
 	ut->ret = ret;
+	ult__tls_exit(ut);
 	ult__exit_switch(ut);
 }
 

@@ -16,6 +16,7 @@
 
 #include "../arch/cpu.h"
 #include "runtime.h"
+#include "tls.h"
 
 enum {
 	PARK_EMPTY = 0,
@@ -122,6 +123,7 @@ worker_main(void *arg)
 
 	ult__tls_worker = w;
 	ULT_ST(&w->tid, (int)gettid());
+	ult__tls_worker_init(w);
 	snprintf(name, sizeof(name), "ult-w%d", w->id);
 	ult__os_set_name(name);
 	if (w->oscpu >= 0)
