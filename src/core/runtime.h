@@ -100,6 +100,8 @@ struct ult_thread {
 	int preempt_pinned; /* (t) td_pinned holds one for a preemption */
 	int bind_pending;   /* (t) a binding (cpu + 1) for the next switch
 			       that leaves the thread free to move */
+	int chaos_bound;    /* (t) bound by ult.chaos_migrate, not the
+			       program (sched_calls.c) */
 	void *tls;	    /* (c) its thread block (tls.h), or NULL; for an
 			       idle thread, its worker's own descriptor */
 	int tls_exiting;    /* (s) its TLS destructors have started */
@@ -307,6 +309,12 @@ void ult__preempt_retry(int cpu);
 void ult__preempt_switching(struct ult_thread *ut, int flags);
 extern atomic_int ult__preempt_migrate;
 extern atomic_int ult__schedctl_bound_us;
+
+/* sched_calls.c: ult.chaos_migrate (tests): ut (locked, current) is
+ * about to switch with `flags'; a voluntary switch moves it to the next
+ * worker. */
+extern atomic_int ult__chaos_migrate;
+void ult__chaos_switching(struct ult_thread *ut, int flags);
 
 /* signals.c */
 #define ULT__ALTSTACK_SIZE (64u * 1024)

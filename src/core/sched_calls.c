@@ -69,6 +69,38 @@ ult_yield(void)
 	ult__userret();
 }
 
+/*
+ * ult.chaos_migrate, for tests: every voluntary switch of a uthread moves
+ * it to the next worker, so that a test meets a migration wherever one
+ * can happen.  The move is a binding that the switch carries out, as for
+ * ult_bind, dropped at the first switch after the tunable goes back to
+ * 0.  A thread the program bound, or one a preemption pinned, is left
+ * where it is.
+ */
+atomic_int ult__chaos_migrate;
+
+void
+ult__chaos_switching(struct ult_thread *ut, int flags)
+{
+	const struct sched_ops *s = ult__rt.sched;
+	struct ult__worker *w = ult__worker_self();
+
+	THREAD_LOCK_ASSERT(&ut->td);
+	if (ut == &w->idle)
+		return;
+	if (!ULT_LD(&ult__chaos_migrate) || ult__rt.ncpu < 2) {
+		if (ut->chaos_bound)
+			s->unbind(&ut->td);
+		ut->chaos_bound = 0;
+		return;
+	}
+	if (!(flags & SW_VOL) || ut->bind_pending || ut->preempt_pinned ||
+	    (!ut->chaos_bound && s->is_bound(&ut->td)))
+		return;
+	s->bind(&ut->td, (w->id + 1) % ult__rt.ncpu);
+	ut->chaos_bound = 1;
+}
+
 /* Resolve t (NULL: the caller) and lock it; ESRCH if it is gone. */
 int
 ult__thread_lock_handle(ult_thread_t **t, int alive_only)
@@ -127,6 +159,7 @@ ult_bind(ult_thread_t *t, int cpu)
 	if ((err = ult__thread_lock_handle(&t, 1)) != 0)
 		return (err);
 	t->bind_pending = 0;
+	t->chaos_bound = 0; /* the program's binding replaces chaos's */
 	if (cpu < 0) {
 		ult__rt.sched->unbind(&t->td);
 		thread_unlock(&t->td);

@@ -163,6 +163,8 @@ ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
 	ut->last_swt = flags & SW_TYPE_MASK;
 	if (ULT_UNLIKELY(ut->preempt_pinned | ut->bind_pending))
 		ult__preempt_switching(ut, flags);
+	if (ULT_UNLIKELY(ut->chaos_bound | ULT_LD(&ult__chaos_migrate)))
+		ult__chaos_switching(ut, flags);
 	w->clk_ns = now;
 	w->clk_valid = 1;
 	ntd = ult__rt.sched->switch_(&ut->td, hint ? &hint->td : NULL, flags,

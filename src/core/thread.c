@@ -235,6 +235,7 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 	atomic_init(&ut->sc_forced, 0);
 	ut->preempt_pinned = 0;
 	ut->bind_pending = 0;
+	ut->chaos_bound = 0;
 	ut->tls_exiting = 0;
 	ult__ctx_init(&ut->ctx, (char *)ut->stack->base + ut->stack->guard,
 	    ut->stack->size, ult__thread_entry, ut);
