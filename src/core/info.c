@@ -106,7 +106,7 @@ static const struct sched_tunable rt_tunables[] = {
     {"ult.preempt_migrate", &ult__preempt_migrate, 0, 1, NULL, NULL},
     {"ult.schedctl_bound_us", &ult__schedctl_bound_us, 0, 10000000, NULL, NULL},
     {"ult.tls", NULL, 0, 0, tls_get, NULL},
-    {"ult.chaos_migrate", &ult__chaos_migrate, 0, 1, NULL, NULL},
+    {"ult.chaos_migrate", &ult__chaos_migrate, 0, 2, NULL, NULL},
     {NULL, NULL, 0, 0, NULL, NULL},
 };
 

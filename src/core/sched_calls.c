@@ -71,11 +71,12 @@ ult_yield(void)
 
 /*
  * ult.chaos_migrate, for tests: every voluntary switch of a uthread moves
- * it to the next worker, so that a test meets a migration wherever one
- * can happen.  The move is a binding that the switch carries out, as for
+ * it to the next worker (at 2, every involuntary one too, but a
+ * child-first one), so that a test meets a migration wherever one can
+ * happen.  The move is a binding that the switch carries out, as for
  * ult_bind, dropped at the first switch after the tunable goes back to
- * 0.  A thread the program bound, or one a preemption pinned, is left
- * where it is.
+ * 0.  A thread the program bound, or one a preemption pinned (unless
+ * ult.preempt_migrate), is left where it is.
  */
 atomic_int ult__chaos_migrate;
 
@@ -84,17 +85,20 @@ ult__chaos_switching(struct ult_thread *ut, int flags)
 {
 	const struct sched_ops *s = ult__rt.sched;
 	struct ult__worker *w = ult__worker_self();
+	int level = ULT_LD(&ult__chaos_migrate);
 
 	THREAD_LOCK_ASSERT(&ut->td);
 	if (ut == &w->idle)
 		return;
-	if (!ULT_LD(&ult__chaos_migrate) || ult__rt.ncpu < 2) {
+	if (level == 0 || ult__rt.ncpu < 2) {
 		if (ut->chaos_bound)
 			s->unbind(&ut->td);
 		ut->chaos_bound = 0;
 		return;
 	}
-	if (!(flags & SW_VOL) || ut->bind_pending || ut->preempt_pinned ||
+	if ((!(flags & SW_VOL) &&
+		(level < 2 || (flags & SW_TYPE_MASK) == SWT_CHILDFIRST)) ||
+	    ut->bind_pending || ut->preempt_pinned ||
 	    (!ut->chaos_bound && s->is_bound(&ut->td)))
 		return;
 	s->bind(&ut->td, (w->id + 1) % ult__rt.ncpu);
