@@ -1,0 +1,21 @@
+/*
+ * A library with thread-local data that rt_tls.c loads with dlopen after
+ * uthreads exist: its TLS is dynamic (general-dynamic model), allocated
+ * in each thread the first time that thread touches it.
+ */
+#define TLS_DSO_BUF 4096
+
+__thread int tls_dso_value = 5;
+__thread char tls_dso_buf[TLS_DSO_BUF];
+
+int *
+tls_dso_value_addr(void)
+{
+	return (&tls_dso_value);
+}
+
+char *
+tls_dso_buf_addr(void)
+{
+	return (tls_dso_buf);
+}
