@@ -26,6 +26,10 @@
  *   skynet_10k         the same with 1e4 leaves, both runtimes
  *   thread_ring        503 threads pass a token 1e6 times; ns per pass and
  *                      the id that gets it at 0
+ *   tls_cost           yield and create_join on ult with per-uthread TLS
+ *                      (the default) and with per-worker TLS
+ *                      (ult-tlsworker), rounds interleaved: rows
+ *                      yield_tls and create_join_tls
  *
  * "All workers" means ult_init's default (one per CPU) for ult and
  * unpinned threads for pthread; kernel threads get 256 KiB stacks, a
@@ -72,7 +76,8 @@
 #define MAXTHR 8
 
 const char *const rtname[RT_N] = {"ult", "pthread"};
-int rounds;	     /* 0 until main has read the command line */
+static const char *ult_rt = "ult"; /* what RT_ULT starts (tls_cost) */
+int rounds;			   /* 0 until main has read the command line */
 static int all_ncpu; /* workers for the "all workers" cases; 0: all */
 
 /* ---- what every case runs on ---- */
@@ -81,7 +86,8 @@ static int all_ncpu; /* workers for the "all workers" cases; 0: all */
 void
 rt_start(int r, int ncpu)
 {
-	bw_rt_start(rtname[r], ncpu != 0 ? ncpu : all_ncpu, 0);
+	bw_rt_start(r == RT_ULT ? ult_rt : rtname[r],
+	    ncpu != 0 ? ncpu : all_ncpu, 0);
 }
 
 /* One mutex and two condvars; a round makes them after its start. */
@@ -520,6 +526,50 @@ case_thread_ring(void)
 }
 
 /*
+ * What per-uthread TLS costs: the ult figures of yield and create_join
+ * with it and with per-worker TLS, one round of each in turn so that
+ * both meet the same machine.
+ */
+static void
+case_tls_cost(void)
+{
+	static const struct {
+		const char *name;
+		double (*f)(int, long);
+		long full, quick;
+	} k[] = {
+	    {"yield_tls", yield_ns, 1000000, 20000},
+	    {"create_join_tls", create_join_ns, 100000, 5000},
+	};
+	long on = 0;
+
+	bw_rt_start("ult", 1, 0);
+	bw_must(ult_sysctl("ult.tls", &on, NULL), "sysctl");
+	bw_rt_stop();
+	fprintf(stderr, "  per-uthread TLS %s\n",
+	    on ? "in force" : "NOT in force (ult_init said why)");
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		double v[2][MAXROUNDS], u, w;
+		long n = size(k[i].full, k[i].quick);
+
+		for (int j = 0; j < rounds; j++)
+			for (int m = 0; m < 2; m++) {
+				ult_rt = m ? "ult-tlsworker" : "ult";
+				v[m][j] = k[i].f(RT_ULT, n);
+			}
+		ult_rt = "ult";
+		u = bw_median(v[0], rounds);
+		w = bw_median(v[1], rounds);
+		bw_emit(k[i].name, "ult", "ns/op", 1, u);
+		bw_emit(k[i].name, "ult-tlsworker", "ns/op", 1, w);
+		fprintf(stderr,
+		    "  %s: per-uthread TLS %.1f, per-worker %.1f ns/op "
+		    "(%+.1f)\n",
+		    k[i].name, u, w, u - w);
+	}
+}
+
+/*
  * The cases.  Most are one figure, f(runtime, size) on both runtimes and,
  * with w1, on one ult worker too; sizes are full and quick, pthread's
  * where they are smaller.  The others run a function of their own.
@@ -597,6 +647,11 @@ static const struct mcase {
     {.name = "thread_ring",
 	.own = case_thread_ring,
 	.what = "503 threads, one semaphore each, all workers; ns per pass"},
+    {.name = "tls_cost",
+	.own = case_tls_cost,
+	.what = "yield and create_join as above on ult, per-uthread TLS "
+		"against per-worker TLS (ult-tlsworker), rounds "
+		"interleaved"},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 

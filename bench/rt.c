@@ -21,12 +21,14 @@ static int pattr_set;
 static const struct {
 	const char *name, *policy;
 	int preempt; /* 0: the caller's choice */
+	int tls;     /* as ult_config.tls */
 } runtimes[] = {
-    {"ult", "ule", 0},
-    {"ult-4bsd", "4bsd", 0},
-    {"ult-nopreempt", "ule", -1},
-    {"ult+hint", "ule", 0},
-    {"pthread", NULL, 0},
+    {"ult", "ule", 0, 0},
+    {"ult-4bsd", "4bsd", 0, 0},
+    {"ult-nopreempt", "ule", -1, 0},
+    {"ult+hint", "ule", 0, 0},
+    {"ult-tlsworker", "ule", 0, -1},
+    {"pthread", NULL, 0, 0},
 };
 
 void
@@ -46,6 +48,7 @@ bw_rt_start(const char *rt, int ncpu, int preempt)
 	cfg.ncpu = ncpu;
 	cfg.policy = runtimes[k].policy;
 	cfg.preempt = runtimes[k].preempt != 0 ? runtimes[k].preempt : preempt;
+	cfg.tls = runtimes[k].tls;
 	bw_must(ult_init(&cfg), "ult_init");
 }
 

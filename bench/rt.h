@@ -26,9 +26,10 @@ extern int bw_ult; /* the runtime started last is ult */
 /*
  * Start the runtime called rt in the contract: ult (sched_ule), ult-4bsd,
  * ult-nopreempt (ULE, asynchronous preemption off whatever preempt says),
- * ult+hint (ULE; the hints are the program's) or pthread.  For ult, ncpu
- * workers (0: one per CPU) and preempt as in struct ult_config (0: the
- * library default); kernel threads ignore both.
+ * ult+hint (ULE; the hints are the program's), ult-tlsworker (ULE, the
+ * uthreads of a worker sharing its TLS, as ULT_TLS=worker) or pthread.  For
+ * ult, ncpu workers (0: one per CPU) and preempt as in struct ult_config (0:
+ * the library default); kernel threads ignore both.
  */
 void bw_rt_start(const char *rt, int ncpu, int preempt);
 void bw_rt_stop(void);
