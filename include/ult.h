@@ -74,12 +74,48 @@ typedef struct ult_config ult_config_t;
 #define ULT_STACK_GUARD_DEFAULT (256u * 1024)
 
 /*
+ * Thread-local storage.  Every uthread has its own thread control block
+ * and static TLS, switched with it (the x86-64 thread pointer): errno,
+ * every __thread, _Thread_local and C++ thread_local variable, and libc's
+ * per-thread state (uselocale, dlerror, strerror's and strsignal's
+ * buffers, pthread keys, stdio lock ownership, the C++ exception being
+ * handled) belong to the uthread, on whichever worker it runs and across
+ * any switch, migration or preemption; an address of them may be kept
+ * like a pthread's.  A uthread starts with every variable's initial
+ * value; C++ thread_local destructors, __cxa_thread_atexit_impl ones and
+ * pthread key destructors run when it exits, in the uthread; a library's
+ * TLS (dlopen'd before or after the uthread started) is allocated when
+ * the uthread first touches it and freed at its exit.  What stays per
+ * kernel thread is what the kernel knows: gettid(), the owner of a
+ * pthread mutex (an owner-checked one unlocked on another worker than it
+ * was locked on gives EPERM; see "Preemption" for holding one across a
+ * switch), sched_getcpu()'s answer, and pthread_setname_np,
+ * _setaffinity_np, _setschedparam and _getcpuclockid on pthread_self(),
+ * which act on the worker.  A robust mutex a uthread still holds at its
+ * exit is not marked EOWNERDEAD; pthread_exit and pthread_cancel are not
+ * supported in a uthread; direct users of rseq lose its protection (the
+ * rseq area of a uthread says "not registered").
+ * This needs the x86-64 switch, a CPU and kernel that let user mode write
+ * the FS base (FSGSBASE, Linux 5.9+), a dynamically linked program,
+ * glibc 2.36, and no sanitizer; elsewhere ult_init says why in one line
+ * on stderr and the uthreads of a worker share its TLS: errno is then
+ * saved and restored at each switch, but code that keeps &errno or any
+ * TLS address across a switch (compilers do, for errno) may read another
+ * worker's copy after a migration.  ult_config.tls < 0 or ULT_TLS=worker
+ * asks for shared TLS, ULT_TLS=uthread for the default (any other value:
+ * ult_init fails EINVAL); read-only sysctl ult.tls says which is in force
+ * (1: per uthread).
+ */
+
+/*
  * Start the runtime: workers, the clock thread, the stack pool.
  * cfg may be NULL.  Errors: EBUSY already running; EINVAL bad field (ncpu
  * out of range, stack_size outside ULT_STACK_MIN..ULT_STACK_MAX, unknown
  * policy, or a malformed or out-of-range ULT_* variable); ENOMEM/EAGAIN
  * resources, after which nothing is left behind and ult_init may be tried
- * again; ENXIO in a fork child of a running runtime (see the top).
+ * again; ENXIO in a fork child of a running runtime (see the top).  A
+ * fork child of a uthread runs on that uthread's TLS; it may allocate,
+ * start threads and exec.
  * Debug builds also read ULT_FAULT=kind:N[,kind:N] (kinds mmap, malloc,
  * thread), which fails the Nth allocation of that kind the process makes,
  * once, to test what a program does then; release builds ignore it.
@@ -198,7 +234,7 @@ int ult_getnice(ult_thread_t *t, int *nice);
  * switch (without asynchronous preemption it is asked to switch at its
  * next call into ult), and one that was preempted and has not switched
  * voluntarily since, at its next voluntary switch (so that no preempted
- * thread changes kernel threads under its TLS addresses; see
+ * thread changes kernel threads under its feet; see
  * "Preemption").  A new thread bound elsewhere does not run first on its
  * creator's worker.  Errors: ENXIO; EINVAL
  * cpu out of range or t NULL outside a uthread; ESRCH t has finished.  Context:
@@ -296,7 +332,9 @@ int ult_sysctl(const char *name, long *oldval, const long *newval);
  * enter a recursive lock's region.  A preemption deferred
  * like this is owed and taken at the next safe point (for a lock, its
  * last release).  A preempted uthread stays on its worker until it next
- * yields or blocks, so &errno and other TLS addresses stay valid (sysctl
+ * yields or blocks, so the kernel thread under it does not change: its
+ * thread id, which pthread mutexes record, and, with per-worker TLS (see
+ * "Thread-local storage"), &errno and every TLS address (sysctl
  * ult.preempt_migrate=1 lifts this).  System calls are restarted
  * (SA_RESTART), except those Linux never restarts (nanosleep, poll,
  * epoll_wait, ...), which may fail with EINTR.  SIGURG that the program

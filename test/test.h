@@ -37,10 +37,11 @@
 /*
  * errno through a fresh lookup.  The compiler may keep &errno (a TLS
  * address) in a register across a call; a uthread that migrated during
- * the call would then read its old worker's errno.  The runtime saves and
- * restores errno per uthread, which these helpers observe; plain `errno'
- * is only reliable across switches for threads that cannot migrate (see
- * DESIGN.md, "errno and TLS").
+ * the call would then read its old worker's errno.  With per-worker TLS
+ * the runtime saves and restores errno per uthread, which these helpers
+ * observe; plain `errno' is then only reliable across switches for
+ * threads that cannot migrate (DESIGN.md section 10b).  With per-uthread
+ * TLS, the default, plain errno is (the tls_* tests use it).
  */
 #if defined(__GNUC__) && !defined(__clang__)
 #define TEST_NOIPA __attribute__((noipa, unused))

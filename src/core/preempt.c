@@ -30,10 +30,11 @@
  *
  * Migration rule: a preempted uthread is pinned to its worker until it
  * next switches out voluntarily (yield, block, sleep), so code that keeps
- * &errno or another TLS address across an arbitrary instruction never
- * finds itself on another kernel thread.  The cost is balancing: a CPU hog
- * that never enters the runtime stays where it is.  ult.preempt_migrate=1
- * lifts the pin for programs that keep no TLS addresses.
+ * what belongs to the kernel thread across an arbitrary instruction (its
+ * id, a pthread mutex's owner; with per-worker TLS, &errno or another TLS
+ * address) never finds itself on another kernel thread.  The cost is
+ * balancing: a CPU hog that never enters the runtime stays where it is.
+ * ult.preempt_migrate=1 lifts the pin for programs that keep none.
  */
 #include <errno.h>
 #include <signal.h>
