@@ -160,6 +160,10 @@ static struct {
 	size_t filesz, memsz;
 } mods[MAXMODS];
 static int nmods;
+/* Modules with dynamic TLS when the probe ran, and the dtv generation of
+ * a thread made then (see ult__glibc_tls_reset). */
+static int ndynamic;
+static size_t base_gen;
 
 static void *
 priv(const char *name)
@@ -207,16 +211,18 @@ find_libc_and_mods(struct dl_phdr_info *info, size_t sz, void *arg)
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		char *d = info->dlpi_tls_data;
 
-		if (ph->p_type != PT_TLS || d == NULL)
+		if (ph->p_type != PT_TLS)
 			continue;
+		/* Dynamic TLS is the dtv's business, not the block's. */
+		if (d == NULL || d >= pr.tp || d < pr.tp - (long)static_size) {
+			ndynamic++;
+			continue;
+		}
 		if (strcmp(info->dlpi_name, libc) == 0) {
 			pr.libc_lo = d - pr.tp;
 			pr.libc_hi = pr.libc_lo + (long)ph->p_memsz;
 			pr.libc_tdata_hi = pr.libc_lo + (long)ph->p_filesz;
 		}
-		/* Dynamic TLS is the dtv's business, not the block's. */
-		if (d >= pr.tp || d < pr.tp - (long)static_size)
-			continue;
 		if (nmods == MAXMODS)
 			return (1);
 		mods[nmods].off = d - pr.tp;
@@ -322,7 +328,8 @@ probe_thread(void *arg)
 		return (NULL);
 	off_resp = (char *)resp - pr.tp;
 	memcpy(&tmpl, pd, sizeof(tmpl));
-	nmods = 0;
+	base_gen = ((union m_dtv *)pd->header.dtv)[0].counter;
+	nmods = ndynamic = 0;
 	pr.libc_lo = pr.libc_hi = 0;
 	{
 		Dl_info di;
@@ -525,17 +532,24 @@ ult__glibc_tls_reset(void *tp)
 	struct m_pthread *pd = tp;
 	union m_dtv *dtv = pd->header.dtv;
 
-	/* Dynamic TLS of modules the uthread touched; the dtv stays. */
-	for (size_t i = 1; i <= dtv[-1].counter; i++)
-		if (dtv[i].p.to_free != NULL) {
-			free(dtv[i].p.to_free);
-			dtv[i].p.to_free = NULL;
-			dtv[i].p.val = DTV_UNALLOCATED;
-		}
+	/*
+	 * Dynamic TLS of modules the uthread touched; the dtv stays.  There
+	 * can be some only if a module had dynamic TLS when the probe ran, or
+	 * if the dtv has seen a later generation: glibc brings a dtv up to
+	 * date (dtv[0]) before it allocates for a module loaded after it.
+	 */
+	if (ndynamic != 0 || dtv[0].counter != base_gen)
+		for (size_t i = 1; i <= dtv[-1].counter; i++)
+			if (dtv[i].p.to_free != NULL) {
+				free(dtv[i].p.to_free);
+				dtv[i].p.to_free = NULL;
+				dtv[i].p.val = DTV_UNALLOCATED;
+			}
 	for (int i = 0; i < nmods; i++) {
 		char *d = (char *)tp + mods[i].off;
 
-		memcpy(d, mods[i].image, mods[i].filesz);
+		if (mods[i].filesz != 0)
+			memcpy(d, mods[i].image, mods[i].filesz);
 		memset(d + mods[i].filesz, 0, mods[i].memsz - mods[i].filesz);
 	}
 	*(void **)((char *)tp + off_resp) = &pd->res;
@@ -564,8 +578,10 @@ ult__glibc_tls_reset(void *tp)
 		res_nclose(&pd->res);
 		memset(&pd->res, 0, sizeof(pd->res));
 	}
-	free(pd->tpp);
-	pd->tpp = NULL;
+	if (pd->tpp != NULL) {
+		free(pd->tpp);
+		pd->tpp = NULL;
+	}
 	memset(&pd->exc, 0, sizeof(pd->exc));
 	pd->rseq_area.rseq_cs = 0;
 	pd->rseq_area.cpu_id = RSEQ_CPU_ID_REGISTRATION_FAILED;
