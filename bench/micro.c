@@ -29,7 +29,8 @@
  *   tls_cost           yield and create_join on ult with per-uthread TLS
  *                      (the default) and with per-worker TLS
  *                      (ult-tlsworker), rounds interleaved: rows
- *                      yield_tls and create_join_tls
+ *                      yield_tls, create_join_tls and, on one worker,
+ *                      create_join_tls_w1
  *
  * "All workers" means ult_init's default (one per CPU) for ult and
  * unpinned threads for pthread; kernel threads get 256 KiB stacks, a
@@ -537,9 +538,11 @@ case_tls_cost(void)
 		const char *name;
 		double (*f)(int, long);
 		long full, quick;
+		int ncpu; /* create_join's workers; 0: all */
 	} k[] = {
-	    {"yield_tls", yield_ns, 1000000, 20000},
-	    {"create_join_tls", create_join_ns, 100000, 5000},
+	    {"yield_tls", yield_ns, 1000000, 20000, 0},
+	    {"create_join_tls", create_join_ns, 100000, 5000, 0},
+	    {"create_join_tls_w1", create_join_ns, 100000, 5000, 1},
 	};
 	long on = 0;
 
@@ -552,12 +555,14 @@ case_tls_cost(void)
 		double v[2][MAXROUNDS], u, w;
 		long n = size(k[i].full, k[i].quick);
 
+		all_ncpu = k[i].ncpu;
 		for (int j = 0; j < rounds; j++)
 			for (int m = 0; m < 2; m++) {
 				ult_rt = m ? "ult-tlsworker" : "ult";
 				v[m][j] = k[i].f(RT_ULT, n);
 			}
 		ult_rt = "ult";
+		all_ncpu = 0;
 		u = bw_median(v[0], rounds);
 		w = bw_median(v[1], rounds);
 		bw_emit(k[i].name, "ult", "ns/op", 1, u);
