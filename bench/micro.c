@@ -15,6 +15,8 @@
  *                      times each; ns per yield
  *   create_join        create + run + join of an empty thread, 1e5 times
  *                      (pthread 1e4) in sequence
+ *   create_join_foreign the same from the main thread, which for ult is a
+ *                      foreign thread
  *   mutex_handoff      two threads pass a turn through a mutex and a
  *                      condvar, 1e5 handoffs; ns per handoff
  *   condvar_prodcons   producer and consumer, 64-slot queue, one mutex,
@@ -248,6 +250,27 @@ create_join_ns(int r, long n)
 	ns = bw_join(&t);
 	bw_rt_stop();
 	return ((double)(uintptr_t)ns / (double)n);
+}
+
+/* The same from the main thread: for ult a foreign thread, the README's
+ * own pattern; for pthread the same calls as above. */
+static double
+create_join_foreign_ns(int r, long n)
+{
+	long warm = n / 10 < 1000 ? n / 10 : 1000;
+	uint64_t t0 = 0;
+	bw_thread_t t;
+
+	rt_start(r, 0);
+	for (long i = 0; i < warm + n; i++) {
+		if (i == warm)
+			t0 = ult_now();
+		bw_must(bw_spawn(&t, empty, NULL), "spawn");
+		bw_join(&t);
+	}
+	t0 = ult_now() - t0;
+	bw_rt_stop();
+	return ((double)t0 / (double)n);
 }
 
 /* ---- mutex_handoff ---- */
@@ -554,6 +577,16 @@ static const struct mcase {
 	.w1 = 1,
 	.what = "create + run + join of an empty thread from a thread, in "
 		"sequence; all workers"},
+    {.name = "create_join_foreign",
+	.f = create_join_foreign_ns,
+	.metric = "ns/op",
+	.full = 100000,
+	.quick = 5000,
+	.pt_full = 10000,
+	.pt_quick = 500,
+	.w1 = 1,
+	.what = "create + run + join of an empty thread from the main thread "
+		"(for ult a foreign thread), in sequence; all workers"},
     {.name = "mutex_handoff",
 	.f = mutex_handoff_ns,
 	.metric = "ns/op",

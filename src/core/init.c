@@ -162,6 +162,7 @@ start(const struct ult_config *cfg)
 	ult__rt.epoch_ns = ult__now();
 	atomic_init(&ult__rt.ticks_max, 0);
 	atomic_init(&ult__rt.nthreads, 0);
+	atomic_init(&ult__rt.shutdown_waits, 0);
 	atomic_init(&ult__rt.stopping, 0);
 	atomic_init(&ult__rt.child_first, 1);
 	/* Pin one worker per CPU when there are enough CPUs; with more
@@ -241,7 +242,8 @@ ult_shutdown(void)
 		return (ENXIO);
 	}
 	init_busy = 1;
-	while ((n = ULT_LD_ACQ(&ult__rt.nthreads)) != 0)
+	atomic_store(&ult__rt.shutdown_waits, 1);
+	while ((n = atomic_load(&ult__rt.nthreads)) != 0)
 		ult__futex_wait(&ult__rt.nthreads, n, 0);
 	ULT_ST(&ult__rt.state, RT_STOPPING);
 	teardown(1, 1, 1);

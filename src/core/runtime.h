@@ -139,7 +139,7 @@ struct ult__worker {
 	atomic_int owed;   /* a preemption was deferred: set by k, retried
 			      and cleared by the clock */
 	/* (k, a) statistics, read by ult_cpu_info */
-	atomic_uint_fast64_t npreempt, nowed;
+	atomic_uint_fast64_t npreempt, nowed, nparks, nfutex_wakes;
 	atomic_uint_fast64_t nswitch, idle_ns, busy_ns;
 	struct sched_idle idle_state;	/* (k) */
 	void *altstack;			/* (c) */
@@ -165,9 +165,10 @@ struct ult__runtime {
 	size_t stack_size;
 	size_t stack_guard; /* below every stack, page-rounded */
 	int preempt;
-	uint64_t epoch_ns;     /* ticks are counted from here */
-	atomic_uint ticks_max; /* see machine.c:mach_ticks */
-	atomic_uint nthreads;  /* uthreads not yet exited; futex word */
+	uint64_t epoch_ns;	   /* ticks are counted from here */
+	atomic_uint ticks_max;	   /* see machine.c:mach_ticks */
+	atomic_uint nthreads;	   /* uthreads not yet exited; futex word */
+	atomic_int shutdown_waits; /* ult_shutdown sleeps on nthreads */
 	atomic_uint_fast64_t next_id;
 	atomic_int stopping;
 	atomic_int child_first; /* ult.child_runs_first */
@@ -226,6 +227,18 @@ static inline void
 ult__clock_drop(void)
 {
 	ult__worker_self()->clk_valid = 0;
+}
+
+/* A futex wake for a sleeping worker or foreign waiter, counted against
+ * the worker sending it (ult_cpu_info's futex_wakes). */
+static inline void
+ult__wake_counted(atomic_uint *addr)
+{
+	struct ult__worker *w = ult__tls_worker;
+
+	if (w != NULL)
+		ULT_ST(&w->nfutex_wakes, ULT_LD(&w->nfutex_wakes) + 1);
+	ult__futex_wake(addr, 1);
 }
 
 static inline int

@@ -154,7 +154,11 @@ ult__thread_dead(struct ult__worker *w, struct ult_thread *ut)
 	ult__sleepq_release(ut);
 	if (free_now)
 		thread_release(ut);
-	if (atomic_fetch_sub(&ult__rt.nthreads, 1) == 1)
+	/* A system call only when ult_shutdown waits: the last uthread of a
+	 * foreign spawn+join exits every time.  Both sides are seq_cst:
+	 * either it sees the count at 0 or we see it waiting. */
+	if (atomic_fetch_sub(&ult__rt.nthreads, 1) == 1 &&
+	    atomic_load(&ult__rt.shutdown_waits))
 		ult__futex_wake(&ult__rt.nthreads, 1);
 }
 

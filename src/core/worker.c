@@ -48,6 +48,7 @@ park(struct ult__worker *w, int busy)
 		ULT_ST(&w->park, PARK_EMPTY); /* was NOTIFIED */
 		return;
 	}
+	ULT_ST(&w->nparks, ULT_LD(&w->nparks) + 1);
 	while (ULT_LD_ACQ(&w->park) == PARK_PARKED)
 		ult__futex_wait(&w->park, PARK_PARKED, 0);
 	ULT_ST(&w->park, PARK_EMPTY);
@@ -57,7 +58,7 @@ void
 ult__worker_unpark(struct ult__worker *w)
 {
 	if (atomic_exchange(&w->park, PARK_NOTIFIED) == PARK_PARKED)
-		ult__futex_wake(&w->park, 1);
+		ult__wake_counted(&w->park);
 }
 
 int
