@@ -296,17 +296,36 @@ handoff(void *arg)
 	return (NULL);
 }
 
+/* System calls ult made to hand work over: parks and futex wakes. */
+static uint64_t
+futex_calls(void)
+{
+	struct ult_cpu_info ci;
+	uint64_t n = 0;
+
+	for (int c = 0; ult_cpu_info(c, &ci) == 0; c++)
+		n += ci.parks + ci.futex_wakes;
+	return (n);
+}
+
+/* futex calls per handoff in the last ult round (all workers) */
+static double handoff_futex = -1;
+
 static double
 mutex_handoff_ns(int r, long n)
 {
 	void *arg[2] = {(void *)0, (void *)1};
-	uint64_t ns;
+	uint64_t ns, f0 = 0;
 
 	rt_start(r, 0);
 	xs_init();
 	handoff_n = n;
 	turn = handoffs = 0;
+	if (r == RT_ULT)
+		f0 = futex_calls();
 	ns = run_threads(2, handoff, arg);
+	if (r == RT_ULT && all_ncpu == 0)
+		handoff_futex = (double)(futex_calls() - f0) / (double)handoffs;
 	xs_destroy();
 	bw_rt_stop();
 	if (handoffs != n / 2 * 2)
@@ -530,6 +549,18 @@ case_skynet_10k(void)
 }
 
 static void
+case_mutex_handoff(void)
+{
+	long n = size(100000, 2000);
+
+	pair("mutex_handoff", "ns/op", mutex_handoff_ns, n, n);
+	bw_emit("mutex_handoff", rtname[RT_ULT], "futex/op", 3, handoff_futex);
+	fprintf(stderr, "  mutex_handoff: %.3f futex calls per handoff\n",
+	    handoff_futex);
+	one_worker("mutex_handoff", "ns/op", mutex_handoff_ns, n);
+}
+
+static void
 case_thread_ring(void)
 {
 	long n = bw_quick ? 1000 : 1000000;
@@ -588,13 +619,10 @@ static const struct mcase {
 	.what = "create + run + join of an empty thread from the main thread "
 		"(for ult a foreign thread), in sequence; all workers"},
     {.name = "mutex_handoff",
-	.f = mutex_handoff_ns,
-	.metric = "ns/op",
-	.full = 100000,
-	.quick = 2000,
-	.w1 = 1,
+	.own = case_mutex_handoff,
 	.what = "2 threads pass a turn (lock; wait until mine; flip; signal; "
-		"unlock); all workers; ns per handoff"},
+		"unlock); all workers; ns per handoff, and for ult the futex "
+		"calls (parks + wakes) per handoff"},
     {.name = "condvar_prodcons",
 	.f = condvar_prodcons_ns,
 	.metric = "ns/item",
