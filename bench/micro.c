@@ -29,6 +29,10 @@
  *   thread_ring        503 threads pass a token 1e6 times; ns per pass and
  *                      the id that gets it at 0
  *
+ * --loaded runs the cases beside one spinning process per CPU and names
+ * the experiment micro_loaded; --load-only only spins those processes
+ * until it is killed, as load for a peer (bench/run.sh).
+ *
  * "All workers" means ult_init's default (one per CPU) for ult and
  * unpinned threads for pthread; kernel threads get 256 KiB stacks, a
  * uthread's default.  For the all-worker cases stderr also gives the ult
@@ -50,6 +54,7 @@
 #include <string.h>
 
 #include "arch/context.h"
+#include "load.h"
 #include "micro.h"
 #include "ult.h"
 #include "work.h"
@@ -680,8 +685,11 @@ run_case(const struct mcase *c)
 int
 main(int argc, char **argv)
 {
+	static int loaded, load_only;
 	static const struct bw_opt opts[] = {
 	    {"--rounds", BW_INT, &rounds, 1, MAXROUNDS, "K"},
+	    {"--loaded", BW_FLAG, &loaded, 0, 0, NULL},
+	    {"--load-only", BW_FLAG, &load_only, 0, 0, NULL},
 	    {0},
 	};
 	const char *names[NCASES + 1] = {NULL};
@@ -697,6 +705,17 @@ main(int argc, char **argv)
 	for (size_t k = 0; k < NCASES; k++)
 		names[k] = cases[k].name;
 	bw_args("micro", argc, argv, opts, groups);
+	if (load_only)
+		return (bw_load_only(bw_ncpus()));
+	/* The same cases beside one spinning process per CPU, reported as
+	 * experiment micro_loaded. */
+	if (loaded) {
+		bw_prog = "micro_loaded";
+		if (bw_load_start(bw_ncpus()) != 0)
+			bw_die("cannot start the host load");
+		fprintf(stderr, "micro: loaded: %d spinning processes\n",
+		    bw_ncpus());
+	}
 	if (rounds == 0)
 		rounds = !bw_quick ? MAXROUNDS : SANITIZED ? 1 : 3;
 	fprintf(stderr,
@@ -709,5 +728,6 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", cases[k].name, cases[k].what);
 		run_case(&cases[k]);
 	}
+	bw_load_stop();
 	return (0);
 }

@@ -86,6 +86,10 @@ configure(const struct ult_config *cfg, int nos)
 	}
 	if (ult__rt.ncpu < 1 || ult__rt.ncpu > ULT_MAXCPU)
 		return (EINVAL);
+	/* Go's bound on spinning Ms: half the CPUs, so idle spinning never
+	 * takes more than the busy workers leave. */
+	ult__rt.max_spinning = ult__rt.ncpu / 2 > 0 ? ult__rt.ncpu / 2 : 1;
+	ULT_ST(&ult__rt.nspinning, 0);
 
 	ult__rt.stack_size = cfg != NULL ? cfg->stack_size : 0;
 	if (ult__rt.stack_size == 0) {

@@ -138,6 +138,8 @@ struct ult__worker {
 			      kicker, cleared by k's handler */
 	atomic_int owed;   /* a preemption was deferred: set by k, retried
 			      and cleared by the clock */
+	atomic_int state;  /* MACH_CPU_*: written by k, read by the policy
+			      (mach_cpu_state) */
 	/* (k, a) statistics, read by ult_cpu_info */
 	atomic_uint_fast64_t npreempt, nowed, nparks, nfutex_wakes;
 	atomic_uint_fast64_t nswitch, idle_ns, busy_ns;
@@ -169,6 +171,8 @@ struct ult__runtime {
 	atomic_uint ticks_max;	   /* see machine.c:mach_ticks */
 	atomic_uint nthreads;	   /* uthreads not yet exited; futex word */
 	atomic_int shutdown_waits; /* ult_shutdown sleeps on nthreads */
+	atomic_int nspinning;	   /* workers spinning idle (worker.c) */
+	int max_spinning;	   /* at most this many: half, at least 1 */
 	atomic_uint_fast64_t next_id;
 	atomic_int stopping;
 	atomic_int child_first; /* ult.child_runs_first */
@@ -239,6 +243,18 @@ ult__wake_counted(atomic_uint *addr)
 	if (w != NULL)
 		ULT_ST(&w->nfutex_wakes, ULT_LD(&w->nfutex_wakes) + 1);
 	ult__futex_wake(addr, 1);
+}
+
+/* The add flags for a thread the caller wakes: SRQ_SYNC from a uthread,
+ * which hands work over and is likely to block soon (the policy may run
+ * the woken thread next on the caller's CPU); none from a foreign thread
+ * or the clock thread, which have no CPU to share. */
+static inline int
+ult__wake_flags(void)
+{
+	struct ult__worker *w = ult__tls_worker;
+
+	return (w != NULL && w->curthread != &w->idle ? SRQ_SYNC : 0);
 }
 
 static inline int

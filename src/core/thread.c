@@ -328,7 +328,7 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 	/* The child's lock is the creator's run queue: already held. */
 	spawn_attrs(&ut->td, a);
 	s->add(&ut->td,
-	    SRQ_BORING | SRQ_HOLDTD |
+	    SRQ_SYNC | SRQ_HOLDTD |
 		(ULT_LD(&ult__rt.child_first) ? SRQ_FORKING : 0));
 	if (child_runs_first(&self->td, &ut->td, a != NULL ? a->cpu : -1)) {
 		s->rem(&ut->td);

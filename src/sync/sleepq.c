@@ -80,7 +80,7 @@ resume(struct sleepq_chain *sc, struct ult__waiter *w)
 	ult__ts_wake_lend(w->ut);
 	TD_CLR_SLEEPING(td);
 	if (TD_CAN_RUN(td))
-		ult__rt.sched->wakeup(td, SRQ_HOLD);
+		ult__rt.sched->wakeup(td, SRQ_HOLD | ult__wake_flags());
 }
 
 int

@@ -511,7 +511,7 @@ resume(struct ult__waiter *w, int lend)
 	lend_to(td, lend);
 	TD_CLR_LOCK(td);
 	if (TD_CAN_RUN(td))
-		ult__rt.sched->add(td, SRQ_HOLD | SRQ_BORING);
+		ult__rt.sched->add(td, SRQ_HOLD | ult__wake_flags());
 }
 
 /* A waiter leaves ts (chain and ts locked): give it a spare turnstile; if
