@@ -110,6 +110,9 @@ struct ult_thread {
  *      loop, its signal handlers)
  *   a  atomic: written or read by other threads (said who)
  */
+/* Thread structs a worker keeps for reuse (thread.c). */
+#define ULT_TCACHE 64
+
 struct ult__worker {
 	int id;			      /* (c) */
 	int oscpu;		      /* (c) pinned OS cpu, or -1 */
@@ -149,6 +152,10 @@ struct ult__worker {
 	struct ult__san scratch_san;	/* (k) */
 	struct ult__stack *stack_cache; /* (k) default-size stacks, LIFO */
 	int nstack_cache;		/* (k) */
+	/* (k) thread structs freed here, FIFO (thread.c) */
+	struct ult_thread *tcache[ULT_TCACHE];
+	unsigned tcache_head, tcache_n;
+	uint64_t id_next, id_end; /* (k) a block of thread ids */
 } ULT_ALIGNED_CL;
 
 enum {
@@ -168,14 +175,17 @@ struct ult__runtime {
 	size_t stack_guard; /* below every stack, page-rounded */
 	int preempt;
 	uint64_t epoch_ns;	   /* ticks are counted from here */
-	atomic_uint ticks_max;	   /* see machine.c:mach_ticks */
-	atomic_uint nthreads;	   /* uthreads not yet exited; futex word */
-	atomic_int shutdown_waits; /* ult_shutdown sleeps on nthreads */
-	atomic_int nspinning;	   /* workers spinning idle (worker.c) */
 	int max_spinning;	   /* at most this many: half, at least 1 */
-	atomic_uint_fast64_t next_id;
+	atomic_int shutdown_waits; /* ult_shutdown sleeps on nthreads */
 	atomic_int stopping;
 	atomic_int child_first; /* ult.child_runs_first */
+	/* Written often by all workers: each on a line of its own, away
+	 * from the fields above that every call reads. */
+	atomic_uint ticks_max ULT_ALIGNED_CL; /* see machine.c:mach_ticks */
+	atomic_uint nthreads ULT_ALIGNED_CL;  /* uthreads not yet exited;
+						 futex word */
+	atomic_int nspinning ULT_ALIGNED_CL;  /* workers spinning idle */
+	atomic_uint_fast64_t next_id ULT_ALIGNED_CL; /* ids handed out */
 };
 
 extern struct ult__runtime ult__rt;
@@ -211,26 +221,30 @@ ult__self_ut(void)
 
 /*
  * One clock read for a whole runtime call: the policy asks for ticks
- * several times while it forks and queues a thread (mach_ticks), and on
- * this VM a TSC read is most of what a spawn costs.  ult__clock_hold
- * reads the clock into the worker for the calls that follow, a switch
- * included; ult__clock_drop ends it, on whatever worker the caller is on
- * by then (a switch in between has dropped its own worker's already).
- * Never left held across a return to the program.
+ * several times while it forks, sleeps or wakes a thread (mach_ticks), a
+ * switch reads the clock too, and on this VM a TSC read costs as much as
+ * the rest of a wakeup.  ult__clock_hold reads the clock into the worker
+ * for the calls that follow, a switch included, and returns 1; it returns
+ * 0 and does nothing for a foreign caller or inside an outer hold.
+ * ult__clock_drop(held) ends a hold that was taken, on whatever worker the
+ * caller is on by then (a switch in between has dropped its own worker's
+ * already).  Never left held across a return to the program.
  */
-static inline void
+static inline int
 ult__clock_hold(struct ult__worker *w)
 {
-	if (!w->clk_valid) {
-		w->clk_ns = ult__fastclock_now();
-		w->clk_valid = 1;
-	}
+	if (w == NULL || w->clk_valid)
+		return (0);
+	w->clk_ns = ult__fastclock_now();
+	w->clk_valid = 1;
+	return (1);
 }
 
 static inline void
-ult__clock_drop(void)
+ult__clock_drop(int held)
 {
-	ult__worker_self()->clk_valid = 0;
+	if (held)
+		ult__worker_self()->clk_valid = 0;
 }
 
 /* A futex wake for a sleeping worker or foreign waiter, counted against

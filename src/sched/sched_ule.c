@@ -283,13 +283,15 @@ ule_setpreempt(struct tdq *tdq, int pri)
  * placement.
  */
 static int
-pick_sync(struct thread *td, int self)
+pick_sync(struct thread *td, int flags, int self)
 {
 	struct tdq *me = TDQ_CPU(self);
 	struct thread *ctd = ULT_LD(&me->tdq_curthread);
 
+	/* A child that runs first (SRQ_FORKING) is switched to at once
+	 * whatever waits here; an idle CPU then takes its creator. */
 	if (!THREAD_CAN_MIGRATE(td) || ctd == me->tdq_idlethread ||
-	    TDQ_LOAD(me) != 1)
+	    (TDQ_LOAD(me) != 1 && !(flags & SRQ_FORKING)))
 		return (-1);
 	/* With nothing queued, lowpri is the waker's priority; the waker's
 	 * own field is under a lock we do not hold. */
@@ -311,7 +313,7 @@ ule_add(struct thread *td, int flags)
 	if (PRI_BASE(td->td_pri_class) == PRI_TIMESHARE)
 		ule_priority(td);
 	if ((flags & SRQ_SYNC) && self >= 0 && TUN(ule_tun.wake_local))
-		cpu = pick_sync(td, self);
+		cpu = pick_sync(td, flags, self);
 	sync = cpu >= 0;
 	if (!sync)
 		cpu = ule_pickcpu(td, flags, self, mach_ticks());

@@ -616,16 +616,22 @@ atomic_int ule_wakep_tick;
 /*
  * ult: self queued a thread behind its running one (SRQ_SYNC).  If no
  * idle CPU spins to take it should the waker keep running, wake a parked
- * one, which then spins (Go's wakep).  At most one such wakeup per tick:
- * a waker that does block at once, as most do, needs none, and a system
- * call per handoff is what this placement is there to avoid.
+ * one, which then spins (Go's wakep).  At most one such wakeup per tick
+ * while self has only the waker and this thread (a waker that blocks at
+ * once, as most do, needs none, and a system call per handoff is what
+ * this placement is there to avoid); more when work piles up behind the
+ * waker, as a fork tree's creators do.
  */
 void
 ule_wakep(int self)
 {
-	int now = mach_ticks(), seen = ULT_LD(&ule_wakep_tick);
+	int now, seen;
 
-	if (ule_ncpu == 1 || seen == now || mach_idle_spinning() > 0)
+	if (ule_ncpu == 1 || mach_idle_spinning() > 0)
+		return;
+	now = mach_ticks();
+	seen = ULT_LD(&ule_wakep_tick);
+	if (seen == now && TDQ_LOAD(TDQ_CPU(self)) < 3)
 		return;
 	for (int i = 1; i < ule_ncpu; i++) {
 		int c = (self + i) % ule_ncpu;
@@ -634,7 +640,8 @@ ule_wakep(int self)
 		if (ULT_LD(&tdq->tdq_curthread) != tdq->tdq_idlethread ||
 		    mach_cpu_state(c) != MACH_CPU_PARKED)
 			continue;
-		if (atomic_compare_exchange_strong(&ule_wakep_tick, &seen, now))
+		if (seen == now ||
+		    atomic_compare_exchange_strong(&ule_wakep_tick, &seen, now))
 			mach_cpu_idle_wakeup(c);
 		return;
 	}
