@@ -15,6 +15,8 @@
  *                      times each; ns per yield
  *   create_join        create + run + join of an empty thread, 1e5 times
  *                      (pthread 1e4) in sequence
+ *   create_join_foreign the same from the main thread, which for ult is a
+ *                      foreign thread
  *   mutex_handoff      two threads pass a turn through a mutex and a
  *                      condvar, 1e5 handoffs; ns per handoff
  *   condvar_prodcons   producer and consumer, 64-slot queue, one mutex,
@@ -31,6 +33,10 @@
  *                      (ult-tlsworker), rounds interleaved: rows
  *                      yield_tls, create_join_tls and, on one worker,
  *                      create_join_tls_w1
+ *
+ * --loaded runs the cases beside one spinning process per CPU and names
+ * the experiment micro_loaded; --load-only only spins those processes
+ * until it is killed, as load for a peer (bench/run.sh).
  *
  * "All workers" means ult_init's default (one per CPU) for ult and
  * unpinned threads for pthread; kernel threads get 256 KiB stacks, a
@@ -53,6 +59,7 @@
 #include <string.h>
 
 #include "arch/context.h"
+#include "load.h"
 #include "micro.h"
 #include "ult.h"
 #include "work.h"
@@ -257,6 +264,27 @@ create_join_ns(int r, long n)
 	return ((double)(uintptr_t)ns / (double)n);
 }
 
+/* The same from the main thread: for ult a foreign thread, the README's
+ * own pattern; for pthread the same calls as above. */
+static double
+create_join_foreign_ns(int r, long n)
+{
+	long warm = n / 10 < 1000 ? n / 10 : 1000;
+	uint64_t t0 = 0;
+	bw_thread_t t;
+
+	rt_start(r, 0);
+	for (long i = 0; i < warm + n; i++) {
+		if (i == warm)
+			t0 = ult_now();
+		bw_must(bw_spawn(&t, empty, NULL), "spawn");
+		bw_join(&t);
+	}
+	t0 = ult_now() - t0;
+	bw_rt_stop();
+	return ((double)t0 / (double)n);
+}
+
 /* ---- mutex_handoff ---- */
 
 static long handoff_n, turn, handoffs;
@@ -280,17 +308,36 @@ handoff(void *arg)
 	return (NULL);
 }
 
+/* System calls ult made to hand work over: parks and futex wakes. */
+static uint64_t
+futex_calls(void)
+{
+	struct ult_cpu_info ci;
+	uint64_t n = 0;
+
+	for (int c = 0; ult_cpu_info(c, &ci) == 0; c++)
+		n += ci.parks + ci.futex_wakes;
+	return (n);
+}
+
+/* futex calls per handoff in the last ult round (all workers) */
+static double handoff_futex = -1;
+
 static double
 mutex_handoff_ns(int r, long n)
 {
 	void *arg[2] = {(void *)0, (void *)1};
-	uint64_t ns;
+	uint64_t ns, f0 = 0;
 
 	rt_start(r, 0);
 	xs_init();
 	handoff_n = n;
 	turn = handoffs = 0;
+	if (r == RT_ULT)
+		f0 = futex_calls();
 	ns = run_threads(2, handoff, arg);
+	if (r == RT_ULT && all_ncpu == 0)
+		handoff_futex = (double)(futex_calls() - f0) / (double)handoffs;
 	xs_destroy();
 	bw_rt_stop();
 	if (handoffs != n / 2 * 2)
@@ -514,6 +561,18 @@ case_skynet_10k(void)
 }
 
 static void
+case_mutex_handoff(void)
+{
+	long n = size(100000, 2000);
+
+	pair("mutex_handoff", "ns/op", mutex_handoff_ns, n, n);
+	bw_emit("mutex_handoff", rtname[RT_ULT], "futex/op", 3, handoff_futex);
+	fprintf(stderr, "  mutex_handoff: %.3f futex calls per handoff\n",
+	    handoff_futex);
+	one_worker("mutex_handoff", "ns/op", mutex_handoff_ns, n);
+}
+
+static void
 case_thread_ring(void)
 {
 	long n = bw_quick ? 1000 : 1000000;
@@ -609,14 +668,21 @@ static const struct mcase {
 	.w1 = 1,
 	.what = "create + run + join of an empty thread from a thread, in "
 		"sequence; all workers"},
-    {.name = "mutex_handoff",
-	.f = mutex_handoff_ns,
+    {.name = "create_join_foreign",
+	.f = create_join_foreign_ns,
 	.metric = "ns/op",
 	.full = 100000,
-	.quick = 2000,
+	.quick = 5000,
+	.pt_full = 10000,
+	.pt_quick = 500,
 	.w1 = 1,
+	.what = "create + run + join of an empty thread from the main thread "
+		"(for ult a foreign thread), in sequence; all workers"},
+    {.name = "mutex_handoff",
+	.own = case_mutex_handoff,
 	.what = "2 threads pass a turn (lock; wait until mine; flip; signal; "
-		"unlock); all workers; ns per handoff"},
+		"unlock); all workers; ns per handoff, and for ult the futex "
+		"calls (parks + wakes) per handoff"},
     {.name = "condvar_prodcons",
 	.f = condvar_prodcons_ns,
 	.metric = "ns/item",
@@ -679,8 +745,11 @@ run_case(const struct mcase *c)
 int
 main(int argc, char **argv)
 {
+	static int loaded, load_only;
 	static const struct bw_opt opts[] = {
 	    {"--rounds", BW_INT, &rounds, 1, MAXROUNDS, "K"},
+	    {"--loaded", BW_FLAG, &loaded, 0, 0, NULL},
+	    {"--load-only", BW_FLAG, &load_only, 0, 0, NULL},
 	    {0},
 	};
 	const char *names[NCASES + 1] = {NULL};
@@ -696,6 +765,17 @@ main(int argc, char **argv)
 	for (size_t k = 0; k < NCASES; k++)
 		names[k] = cases[k].name;
 	bw_args("micro", argc, argv, opts, groups);
+	if (load_only)
+		return (bw_load_only(bw_ncpus()));
+	/* The same cases beside one spinning process per CPU, reported as
+	 * experiment micro_loaded. */
+	if (loaded) {
+		bw_prog = "micro_loaded";
+		if (bw_load_start(bw_ncpus()) != 0)
+			bw_die("cannot start the host load");
+		fprintf(stderr, "micro: loaded: %d spinning processes\n",
+		    bw_ncpus());
+	}
 	if (rounds == 0)
 		rounds = !bw_quick ? MAXROUNDS : SANITIZED ? 1 : 3;
 	fprintf(stderr,
@@ -708,5 +788,6 @@ main(int argc, char **argv)
 		fprintf(stderr, "%s: %s\n", cases[k].name, cases[k].what);
 		run_case(&cases[k]);
 	}
+	bw_load_stop();
 	return (0);
 }

@@ -44,14 +44,42 @@ thread-ring (503 threads passing a token N times; its \`result\` row is
 the thread holding the token at the end, (N mod 503) + 1: 498 for the
 quick N = 1000, 37 for N = 10^6).  Each is the median of several
 rounds.  Cases run on all workers unless named \`_w1\` (ult on one
-worker): on two, ULE places a new or woken thread on an idle CPU, and each
-such handoff pays for waking that worker in the kernel.  Baseline:
+worker).  \`create_join_foreign\` spawns and joins from the main thread,
+which for ult is a foreign thread; \`futex/op\` counts the system calls
+ult made per handoff (workers parked plus futex wakes sent).  Baseline:
 kernel threads (pthread); Go goroutines and Boost.Fiber fibers where they
 were installed.
 
 EOF
 table micro pthread
 skips micro
+
+cat <<EOF
+
+### The fast-path targets, in this run
+
+Handoffs on all workers against Go and against ult's own one-worker
+figure; one-worker figures against Boost.Fiber (one thread, no policy);
+skynet against Go; the system calls per handoff; a foreign thread's
+spawn+join against pthread's; and, with \`BENCH=loaded\`, how much each
+case slows down beside one spinning process per CPU, ult's slowdown
+against Go's.
+
+EOF
+awk -f "$here/targets.awk" "$results"
+if grep -q "	micro_loaded	" "$results"; then
+	cat <<EOF
+
+### micro beside host load (BENCH=loaded)
+
+The same cases while one process per CPU spins (\`micro --loaded\`; the
+peers beside \`micro --load-only\`), so every worker shares its CPU with
+a thread the host schedules against it.
+
+EOF
+	table micro_loaded pthread
+	skips micro_loaded
+fi
 
 cat <<EOF
 

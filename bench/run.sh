@@ -1,6 +1,9 @@
 #!/bin/sh
 # The benchmark suite: run every experiment, its peers, and write a report.
-#   bench/run.sh <build-dir> <out-dir>          (make bench; BENCH=quick)
+#   bench/run.sh <build-dir> <out-dir>          (make bench)
+# BENCH picks the mode, words separated by spaces or commas: quick (smoke
+# sizes), loaded (micro once more beside one spinning process per CPU,
+# for ult and its peers: experiment micro_loaded), e.g. BENCH=quick,loaded.
 # Each program prints contract lines (bench/README.md) that are gathered
 # in <out-dir>/results.tsv; its stderr goes to <out-dir>/logs/.  A program
 # that fails is reported as failed in the report and on the console, and
@@ -9,8 +12,18 @@ set -u
 build=${1:-build/release}
 out=${2:-build/bench}
 here=$(cd "$(dirname "$0")" && pwd)
-mode=""
-[ "${BENCH:-}" = quick ] && mode="--quick"
+mode="" loaded=""
+for w in $(echo "${BENCH:-}" | tr ',' ' '); do
+	case $w in
+	quick) mode="--quick" ;;
+	loaded) loaded=1 ;;
+	full) ;;
+	*)
+		echo "bench: unknown BENCH word '$w' (quick, loaded, full)" >&2
+		exit 2
+		;;
+	esac
+done
 # A fresh run: no plot data or logs of an earlier one may leak into it.
 rm -rf "$out/data" "$out/logs" "$out"/*.svg "$out/report.md"
 mkdir -p "$out/data" "$out/logs" "$out/peers"
@@ -75,12 +88,39 @@ sysbench_threads() {
 	done
 }
 
+# under_load <command...>: run a peer beside the host load of micro's
+# loaded mode, its micro rows renamed micro_loaded.
+under_load() {
+	"$b/micro" --load-only &
+	lp=$!
+	tmp="$out/logs/under_load.tmp"
+	"$@" >"$tmp"
+	rc=$?
+	kill "$lp" 2>/dev/null
+	wait "$lp" 2>/dev/null
+	awk -F'\t' -v OFS='\t' '$1 == "R" && $2 == "micro" { $2 = "micro_loaded" }
+	    { print }' "$tmp"
+	rm -f "$tmp"
+	return $rc
+}
+
 b="$build/bench"
 d="$out/data"
 say "ult benchmark suite (${BENCH:-full}): $(nproc) CPUs; logs in $out/logs"
 run micro ult+pthread "$b/micro" $mode --data "$d"
 peer micro go "$gopeer" --exp micro $mode --data "$d"
 peer micro boost "$boostpeer" --exp micro $mode --data "$d"
+if [ -n "$loaded" ]; then
+	run micro_loaded ult+pthread "$b/micro" $mode --loaded
+	for p in go:"$gopeer" boost:"$boostpeer"; do
+		if [ -x "${p#*:}" ]; then
+			run micro_loaded "${p%%:*}" under_load "${p#*:}" \
+			    --exp micro $mode
+		else
+			say "skip: ${p%%:*} peer for micro_loaded (not built)"
+		fi
+	done
+fi
 run preempt on+off "$b/preempt" $mode
 run threads ult+pthread "$b/threads" $mode
 if command -v sysbench >/dev/null 2>&1; then

@@ -4,7 +4,9 @@ BEGIN {
 	FS = "\t"
 	n = split("preempt|busy_loop|loss% preempt|two_hogs|loss% " \
 	    "micro|yield|ns/op micro|create_join|ns/op micro|create_join_w1|ns/op " \
-	    "micro|mutex_handoff|ns/op micro|condvar_prodcons|ns/item " \
+	    "micro|create_join_foreign|ns/op " \
+	    "micro|mutex_handoff|ns/op micro|mutex_handoff|futex/op " \
+	    "micro|condvar_prodcons|ns/item " \
 	    "micro|skynet|ms micro|thread_ring|ns/op " \
 	    "threads|T=2|events/s threads|T=64|events/s " \
 	    "nice|nice=0|share% nice|interactive|p99_us " \

@@ -288,6 +288,10 @@ struct ult_cpu_info {
 	/* scheduler-lock acquisitions that had to wait: this CPU's run
 	 * queue under ULE; the one global lock under 4BSD (on CPU 0) */
 	uint64_t sched_lock_waits;
+	/* times this worker slept in the kernel for want of work, and
+	 * futex wakeups it sent (to wake a sleeping worker or a foreign
+	 * thread blocked on an ult object): what handing work over cost */
+	uint64_t parks, futex_wakes;
 };
 typedef struct ult_cpu_info ult_cpu_info_t;
 

@@ -55,6 +55,28 @@ mach_ipi_preempt(int cpu)
 	S->cpu[cpu].ipi = 1;
 }
 
+/* A virtual CPU spins only between its idle thread's poll and its sleep,
+ * within one event: idle CPUs are parked, except while they look. */
+int
+mach_cpu_state(int cpu)
+{
+	const struct sim_cpu *c = &S->cpu[cpu];
+
+	if (c->cur != &c->idle)
+		return (MACH_CPU_RUNNING);
+	return (c->sleeping ? MACH_CPU_PARKED : MACH_CPU_SPINNING);
+}
+
+int
+mach_idle_spinning(void)
+{
+	int n = 0;
+
+	for (int cpu = 0; cpu < S->ncpu; cpu++)
+		n += mach_cpu_state(cpu) == MACH_CPU_SPINNING;
+	return (n);
+}
+
 int
 mach_cpu_idle_wakeup(int cpu)
 {
@@ -278,6 +300,26 @@ wake(struct sim *s, struct sim_thread *t)
 	s->sched->wakeup(td, 0);
 }
 
+void
+sim_wake_sync(struct sim *s, struct sim_thread *t, int cpu)
+{
+	struct thread *td = &t->td;
+
+	if (t->state != SIM_SLEEPING || s->cpu[cpu].cur == &s->cpu[cpu].idle) {
+		fprintf(stderr,
+		    "sim: sync wakeup needs a sleeper and a waker\n");
+		abort();
+	}
+	s->curcpu = cpu;
+	thread_lock(td);
+	TD_CLR_SLEEPING(td);
+	t->state = SIM_RUNNABLE;
+	t->left = t->run_ms;
+	t->ready_at = s->now;
+	s->sched->wakeup(td, SRQ_SYNC);
+	s->curcpu = -1;
+}
+
 static void
 idle_cpu(struct sim *s, int cpu)
 {
@@ -293,14 +335,17 @@ idle_cpu(struct sim *s, int cpu)
 		c->sleeping = 0;
 		s->sched->idle_exit(cpu, &c->ist);
 	}
+	/* The host polls again a spin interval later, within the tick. */
 	r = s->sched->idle_poll(cpu, &c->ist);
+	if (r != SCHED_IDLE_RUN)
+		r = s->sched->idle_poll(cpu, &c->ist);
 	if (r == SCHED_IDLE_RUN) {
 		thread_lock(&c->idle.td);
 		do_switch(s, cpu, SW_VOL | SWT_IDLE);
 		return;
 	}
-	/* Spinning lasts well under a tick: go straight to sleep. */
-	if (s->sched->idle_enter(cpu, &c->ist))
+	/* Spinning lasts well under a tick: then sleep. */
+	if (c->spin || s->sched->idle_enter(cpu, &c->ist))
 		return;
 	c->sleeping = 1;
 	c->awake = 0;
@@ -444,6 +489,7 @@ sim_create_policy(int ncpu, const struct topo_cpu *desc,
 		c->cur = &c->idle;
 		c->awake = 1;
 		c->ist.oldswitchcnt = -1;
+		c->ist.victim = -1;
 	}
 	return (s);
 }

@@ -49,6 +49,8 @@ struct sim_cpu {
 	int awake;    /* woken since it went to sleep */
 	int sleeping; /* idle and asleep (tdq_cpu_idle set) */
 	int stalled;  /* its worker is off the host CPU: it runs nothing */
+	int spin;     /* idle, it keeps polling instead of sleeping, as a
+			 spinning worker does (MACH_CPU_SPINNING) */
 	struct sched_idle ist;
 	int64_t switches;
 };
@@ -84,6 +86,9 @@ void sim_unbind(struct sim *s, struct sim_thread *t);
  * does for ult_spawn from a uthread. */
 struct sim_thread *sim_fork(struct sim *s, struct sim_thread *parent,
     int run_ms, int sleep_ms);
+/* t (sleeping) is woken by the thread running on cpu, which hands work
+ * over (SRQ_SYNC), as a uthread's cond signal or semaphore post does. */
+void sim_wake_sync(struct sim *s, struct sim_thread *t, int cpu);
 /* Advance virtual time by ms milliseconds. */
 void sim_run(struct sim *s, int64_t ms);
 /* Zero every thread's CPU counters (after a warm-up). */

@@ -80,6 +80,8 @@ ult_cpu_info(int cpu, struct ult_cpu_info *out)
 	out->busy_ns = ULT_LD(&w->busy_ns);
 	out->preemptions = ULT_LD(&w->npreempt);
 	out->owed = ULT_LD(&w->nowed);
+	out->parks = ULT_LD(&w->nparks);
+	out->futex_wakes = ULT_LD(&w->nfutex_wakes);
 	return (0);
 }
 

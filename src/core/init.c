@@ -87,6 +87,10 @@ configure(const struct ult_config *cfg, int nos)
 	}
 	if (ult__rt.ncpu < 1 || ult__rt.ncpu > ULT_MAXCPU)
 		return (EINVAL);
+	/* Go's bound on spinning Ms: half the CPUs, so idle spinning never
+	 * takes more than the busy workers leave. */
+	ult__rt.max_spinning = ult__rt.ncpu / 2 > 0 ? ult__rt.ncpu / 2 : 1;
+	ULT_ST(&ult__rt.nspinning, 0);
 
 	ult__rt.stack_size = cfg != NULL ? cfg->stack_size : 0;
 	if (ult__rt.stack_size == 0) {
@@ -164,6 +168,7 @@ start(const struct ult_config *cfg)
 	ult__rt.epoch_ns = ult__now();
 	atomic_init(&ult__rt.ticks_max, 0);
 	atomic_init(&ult__rt.nthreads, 0);
+	atomic_init(&ult__rt.shutdown_waits, 0);
 	atomic_init(&ult__rt.stopping, 0);
 	atomic_init(&ult__rt.child_first, 1);
 	/* Pin one worker per CPU when there are enough CPUs; with more
@@ -244,7 +249,8 @@ ult_shutdown(void)
 		return (ENXIO);
 	}
 	init_busy = 1;
-	while ((n = ULT_LD_ACQ(&ult__rt.nthreads)) != 0)
+	atomic_store(&ult__rt.shutdown_waits, 1);
+	while ((n = atomic_load(&ult__rt.nthreads)) != 0)
 		ult__futex_wait(&ult__rt.nthreads, n, 0);
 	ULT_ST(&ult__rt.state, RT_STOPPING);
 	teardown(1, 1, 1);

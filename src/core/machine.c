@@ -80,6 +80,18 @@ mach_ipi_preempt(int cpu)
 }
 
 int
+mach_cpu_state(int cpu)
+{
+	return (ULT_LD(&ult__rt.workers[cpu].state));
+}
+
+int
+mach_idle_spinning(void)
+{
+	return (ULT_LD(&ult__rt.nspinning));
+}
+
+int
 mach_cpu_idle_wakeup(int cpu)
 {
 	ult__worker_unpark(&ult__rt.workers[cpu]);

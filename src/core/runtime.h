@@ -115,6 +115,9 @@ struct ult_thread {
  *      loop, its signal handlers)
  *   a  atomic: written or read by other threads (said who)
  */
+/* Thread structs a worker keeps for reuse (thread.c). */
+#define ULT_TCACHE 64
+
 struct ult__worker {
 	int id;			      /* (c) */
 	int oscpu;		      /* (c) pinned OS cpu, or -1 */
@@ -143,8 +146,10 @@ struct ult__worker {
 			      kicker, cleared by k's handler */
 	atomic_int owed;   /* a preemption was deferred: set by k, retried
 			      and cleared by the clock */
+	atomic_int state;  /* MACH_CPU_*: written by k, read by the policy
+			      (mach_cpu_state) */
 	/* (k, a) statistics, read by ult_cpu_info */
-	atomic_uint_fast64_t npreempt, nowed;
+	atomic_uint_fast64_t npreempt, nowed, nparks, nfutex_wakes;
 	atomic_uint_fast64_t nswitch, idle_ns, busy_ns;
 	struct sched_idle idle_state;	/* (k) */
 	void *altstack;			/* (c) */
@@ -152,6 +157,10 @@ struct ult__worker {
 	struct ult__san scratch_san;	/* (k) */
 	struct ult__stack *stack_cache; /* (k) default-size stacks, LIFO */
 	int nstack_cache;		/* (k) */
+	/* (k) thread structs freed here, FIFO (thread.c) */
+	struct ult_thread *tcache[ULT_TCACHE];
+	unsigned tcache_head, tcache_n;
+	uint64_t id_next, id_end; /* (k) a block of thread ids */
 	/* per-uthread TLS (tls.h): (c) once the worker has started */
 	void *tls_tp;		      /* its own descriptor */
 	void *tls_tcache, *tls_arena; /* its malloc words, lent to blocks */
@@ -175,14 +184,20 @@ struct ult__runtime {
 	size_t stack_size;
 	size_t stack_guard; /* below every stack, page-rounded */
 	int preempt;
-	uint64_t epoch_ns;     /* ticks are counted from here */
-	atomic_uint ticks_max; /* see machine.c:mach_ticks */
-	atomic_uint nthreads;  /* uthreads not yet exited; futex word */
-	atomic_uint_fast64_t next_id;
+	uint64_t epoch_ns;	   /* ticks are counted from here */
+	int max_spinning;	   /* at most this many: half, at least 1 */
+	atomic_int shutdown_waits; /* ult_shutdown sleeps on nthreads */
 	atomic_int stopping;
 	atomic_int child_first; /* ult.child_runs_first */
 	int tls_want;		/* ult_config.tls, ULT_TLS: per-uthread */
 	int tls;		/* per-uthread TLS is in force (tls.h) */
+	/* Written often by all workers: each on a line of its own, away
+	 * from the fields above that every call reads. */
+	atomic_uint ticks_max ULT_ALIGNED_CL; /* see machine.c:mach_ticks */
+	atomic_uint nthreads ULT_ALIGNED_CL;  /* uthreads not yet exited;
+						 futex word */
+	atomic_int nspinning ULT_ALIGNED_CL;  /* workers spinning idle */
+	atomic_uint_fast64_t next_id ULT_ALIGNED_CL; /* ids handed out */
 };
 
 extern struct ult__runtime ult__rt;
@@ -218,26 +233,54 @@ ult__self_ut(void)
 
 /*
  * One clock read for a whole runtime call: the policy asks for ticks
- * several times while it forks and queues a thread (mach_ticks), and on
- * this VM a TSC read is most of what a spawn costs.  ult__clock_hold
- * reads the clock into the worker for the calls that follow, a switch
- * included; ult__clock_drop ends it, on whatever worker the caller is on
- * by then (a switch in between has dropped its own worker's already).
- * Never left held across a return to the program.
+ * several times while it forks, sleeps or wakes a thread (mach_ticks), a
+ * switch reads the clock too, and on this VM a TSC read costs as much as
+ * the rest of a wakeup.  ult__clock_hold reads the clock into the worker
+ * for the calls that follow, a switch included, and returns 1; it returns
+ * 0 and does nothing for a foreign caller or inside an outer hold.
+ * ult__clock_drop(held) ends a hold that was taken, on whatever worker the
+ * caller is on by then (a switch in between has dropped its own worker's
+ * already).  Never left held across a return to the program.
  */
-static inline void
+static inline int
 ult__clock_hold(struct ult__worker *w)
 {
-	if (!w->clk_valid) {
-		w->clk_ns = ult__fastclock_now();
-		w->clk_valid = 1;
-	}
+	if (w == NULL || w->clk_valid)
+		return (0);
+	w->clk_ns = ult__fastclock_now();
+	w->clk_valid = 1;
+	return (1);
 }
 
 static inline void
-ult__clock_drop(void)
+ult__clock_drop(int held)
 {
-	ult__worker_self()->clk_valid = 0;
+	if (held)
+		ult__worker_self()->clk_valid = 0;
+}
+
+/* A futex wake for a sleeping worker or foreign waiter, counted against
+ * the worker sending it (ult_cpu_info's futex_wakes). */
+static inline void
+ult__wake_counted(atomic_uint *addr)
+{
+	struct ult__worker *w = ult__tls_worker;
+
+	if (w != NULL)
+		ULT_ST(&w->nfutex_wakes, ULT_LD(&w->nfutex_wakes) + 1);
+	ult__futex_wake(addr, 1);
+}
+
+/* The add flags for a thread the caller wakes: SRQ_SYNC from a uthread,
+ * which hands work over and is likely to block soon (the policy may run
+ * the woken thread next on the caller's CPU); none from a foreign thread
+ * or the clock thread, which have no CPU to share. */
+static inline int
+ult__wake_flags(void)
+{
+	struct ult__worker *w = ult__tls_worker;
+
+	return (w != NULL && w->curthread != &w->idle ? SRQ_SYNC : 0);
 }
 
 static inline int

@@ -6,7 +6,10 @@
  * Handles stay valid memory for the life of the runtime: thread structs
  * come from a slab that is only released at shutdown and are recycled in
  * FIFO order, so a handle used after its thread was joined is recognised
- * (ESRCH) until a later spawn reuses it.
+ * (ESRCH) until a later spawn reuses it.  Each worker keeps the structs
+ * freed on it in a FIFO of its own and reuses one only after
+ * TCACHE_DELAY others were freed there since, so spawn and join take no
+ * shared lock; the oldest overflow to the slab's list.
  *
  * The slab's chunks are mapped, not malloc'ed, and unmapped at shutdown:
  * a program that spawned many threads gets the memory back, where
@@ -43,16 +46,48 @@ static struct mtx slab_lock = MTX_INITIALIZER("thread slab");
 static struct slab_chunk *slab_chunks; /* the newest, being made, first */
 static struct ult_thread *free_head, *free_tail;
 
+#define TCACHE_DELAY (ULT_TCACHE / 2)
+
+/* The oldest struct freed on w, once TCACHE_DELAY newer ones wait. */
+static struct ult_thread *
+tcache_get(struct ult__worker *w)
+{
+	struct ult_thread *ut;
+
+	if (w == NULL || w->tcache_n <= TCACHE_DELAY)
+		return (NULL);
+	ut = w->tcache[w->tcache_head];
+	w->tcache_head = (w->tcache_head + 1) % ULT_TCACHE;
+	w->tcache_n--;
+	return (ut);
+}
+
+static void
+slab_free(struct ult_thread *ut)
+{
+	mtx_lock(&slab_lock);
+	ut->free_next = NULL;
+	if (free_tail != NULL)
+		free_tail->free_next = ut;
+	else
+		free_head = ut;
+	free_tail = ut;
+	mtx_unlock(&slab_lock);
+}
+
 /*
- * The rest of the newest chunk first, then the free list, then a new
- * chunk: the order a free list fed a whole chunk at a time would give.
+ * The worker's FIFO first; then the rest of the newest chunk, the free
+ * list, a new chunk: the order a free list fed a whole chunk at a time
+ * would give.
  */
 static struct ult_thread *
-thread_alloc(void)
+thread_alloc(struct ult__worker *w)
 {
 	struct slab_chunk *c;
 	struct ult_thread *ut;
 
+	if ((ut = tcache_get(w)) != NULL)
+		return (ut);
 	mtx_lock(&slab_lock);
 	c = slab_chunks;
 	if ((c == NULL || c->nmade == SLAB_CHUNK_THREADS) &&
@@ -82,14 +117,34 @@ thread_alloc(void)
 static void
 thread_free(struct ult_thread *ut)
 {
-	mtx_lock(&slab_lock);
-	ut->free_next = NULL;
-	if (free_tail != NULL)
-		free_tail->free_next = ut;
-	else
-		free_head = ut;
-	free_tail = ut;
-	mtx_unlock(&slab_lock);
+	struct ult__worker *w = ult__worker_self();
+
+	if (w == NULL) {
+		slab_free(ut);
+		return;
+	}
+	if (w->tcache_n == ULT_TCACHE) {
+		slab_free(w->tcache[w->tcache_head]);
+		w->tcache_head = (w->tcache_head + 1) % ULT_TCACHE;
+		w->tcache_n--;
+	}
+	w->tcache[(w->tcache_head + w->tcache_n) % ULT_TCACHE] = ut;
+	w->tcache_n++;
+}
+
+/* Ids come from the global counter a block at a time per worker. */
+#define ID_BLOCK 256
+
+static uint64_t
+thread_id(struct ult__worker *w)
+{
+	if (w == NULL)
+		return (ULT_ADD(&ult__rt.next_id, 1) + 1);
+	if (w->id_next == w->id_end) {
+		w->id_next = ULT_ADD(&ult__rt.next_id, ID_BLOCK) + 1;
+		w->id_end = w->id_next + ID_BLOCK;
+	}
+	return (w->id_next++);
 }
 
 void
@@ -156,7 +211,11 @@ ult__thread_dead(struct ult__worker *w, struct ult_thread *ut)
 	ult__sleepq_release(ut);
 	if (free_now)
 		thread_release(ut);
-	if (atomic_fetch_sub(&ult__rt.nthreads, 1) == 1)
+	/* A system call only when ult_shutdown waits: the last uthread of a
+	 * foreign spawn+join exits every time.  Both sides are seq_cst:
+	 * either it sees the count at 0 or we see it waiting. */
+	if (atomic_fetch_sub(&ult__rt.nthreads, 1) == 1 &&
+	    atomic_load(&ult__rt.shutdown_waits))
 		ult__futex_wake(&ult__rt.nthreads, 1);
 }
 
@@ -209,7 +268,7 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 	ut->joining = 0;
 	ut->last_cpu = -1;
 	ut->last_swt = SWT_NONE;
-	ut->id = ULT_ADD(&ult__rt.next_id, 1) + 1;
+	ut->id = thread_id(ult__worker_self());
 	ut->name[0] = '\0';
 	if (a != NULL && a->name != NULL) {
 		strncpy(ut->name, a->name, sizeof(ut->name) - 1);
@@ -291,13 +350,13 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 	const struct sched_ops *s = ult__rt.sched;
 	struct ult_thread *self, *ut;
 	size_t size;
-	int err;
+	int err, held;
 
 	if ((err = spawn_check(t, a, fn)) != 0)
 		return (err);
 	size =
 	    (a != NULL && a->stack_size) ? a->stack_size : ult__rt.stack_size;
-	if ((ut = thread_alloc()) == NULL)
+	if ((ut = thread_alloc(ult__worker_self())) == NULL)
 		return (EAGAIN);
 	if (ut->ts_spare == NULL && (ut->ts_spare = ult__ts_alloc()) == NULL) {
 		thread_free(ut);
@@ -314,8 +373,7 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 		thread_free(ut);
 		return (err);
 	}
-	if (self != NULL)
-		ult__clock_hold(ult__worker_self());
+	held = self != NULL ? ult__clock_hold(ult__worker_self()) : 0;
 	thread_setup(ut, a, fn, arg);
 	atomic_fetch_add(&ult__rt.nthreads, 1);
 	if (t != NULL)
@@ -333,7 +391,7 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 	/* The child's lock is the creator's run queue: already held. */
 	spawn_attrs(&ut->td, a);
 	s->add(&ut->td,
-	    SRQ_BORING | SRQ_HOLDTD |
+	    SRQ_SYNC | SRQ_HOLDTD |
 		(ULT_LD(&ult__rt.child_first) ? SRQ_FORKING : 0));
 	if (child_runs_first(&self->td, &ut->td, a != NULL ? a->cpu : -1)) {
 		s->rem(&ut->td);
@@ -341,7 +399,7 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 		    ut);
 	} else
 		thread_unlock(&ut->td);
-	ult__clock_drop();
+	ult__clock_drop(held);
 	ult__userret();
 	return (0);
 }

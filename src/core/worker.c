@@ -24,41 +24,83 @@ enum {
 	PARK_PARKED = 2
 };
 
-/* Spin budgets before sleeping in the kernel. */
-#define PARK_SPIN_NS 10000u
-#define PARK_SPIN_BUSY_NS 50000u
+/*
+ * Idle spinning.  An idle worker spins before it parks, because a worker
+ * that spins sees new work for the price of a cache miss while waking a
+ * parked one costs a system call and the host's wakeup latency.  At most
+ * ult__rt.max_spinning workers spin at once (half of them, as Go bounds
+ * its spinning Ms), each for SPIN_NS, or SPIN_BUSY_NS when the policy
+ * says the CPU switches fast; the others, and a spinner whose budget is
+ * spent, park.  While it spins the worker polls the policy every POLL_NS,
+ * which may then take a thread another worker has left waiting that long.
+ */
+#define SPIN_NS 10000u
+#define SPIN_BUSY_NS 50000u
+#define POLL_NS 4000u
 
 static void
-park(struct ult__worker *w, int busy)
+park(struct ult__worker *w)
 {
-	uint64_t until = ult__now() + (busy ? PARK_SPIN_BUSY_NS : PARK_SPIN_NS);
 	unsigned expect = PARK_EMPTY;
 
-	if (atomic_exchange(&w->park, PARK_EMPTY) == PARK_NOTIFIED)
-		return;
-	for (unsigned i = 1;; i++) {
-		if (ULT_LD(&w->park) == PARK_NOTIFIED) {
-			ULT_ST(&w->park, PARK_EMPTY);
-			return;
-		}
-		if ((i & 63) == 0 && ult__now() >= until)
-			break;
-		ult__cpu_relax();
-	}
 	if (!atomic_compare_exchange_strong(&w->park, &expect, PARK_PARKED)) {
 		ULT_ST(&w->park, PARK_EMPTY); /* was NOTIFIED */
 		return;
 	}
+	ULT_ST(&w->nparks, ULT_LD(&w->nparks) + 1);
 	while (ULT_LD_ACQ(&w->park) == PARK_PARKED)
 		ult__futex_wait(&w->park, PARK_PARKED, 0);
 	ULT_ST(&w->park, PARK_EMPTY);
+}
+
+static int
+spin_claim(struct ult__worker *w)
+{
+	int n = ULT_LD(&ult__rt.nspinning);
+
+	while (n < ult__rt.max_spinning) {
+		if (atomic_compare_exchange_weak(&ult__rt.nspinning, &n,
+			n + 1)) {
+			ULT_ST(&w->state, MACH_CPU_SPINNING);
+			return (1);
+		}
+	}
+	return (0);
+}
+
+/* The read-modify-write is the full fence mach_idle_spinning() promises:
+ * the caller looks at its queue again after it (idle_poll, idle_enter). */
+static void
+spin_release(struct ult__worker *w)
+{
+	ULT_ST(&w->state, MACH_CPU_PARKED);
+	atomic_fetch_sub(&ult__rt.nspinning, 1);
+}
+
+/* Spin until `until', work for this CPU or a notification. */
+static void
+spin_wait(struct ult__worker *w, uint64_t until)
+{
+	const struct sched_ops *s = ult__rt.sched;
+
+	for (unsigned i = 1;; i++) {
+		if (s->load(w->id) || ULT_LD(&ult__rt.stopping))
+			return;
+		if (ULT_LD(&w->park) == PARK_NOTIFIED) {
+			ULT_ST(&w->park, PARK_EMPTY);
+			return;
+		}
+		if ((i & 31) == 0 && ult__now() >= until)
+			return;
+		ult__cpu_relax();
+	}
 }
 
 void
 ult__worker_unpark(struct ult__worker *w)
 {
 	if (atomic_exchange(&w->park, PARK_NOTIFIED) == PARK_PARKED)
-		ult__futex_wake(&w->park, 1);
+		ult__wake_counted(&w->park);
 }
 
 int
@@ -82,34 +124,55 @@ idle_loop(struct ult__worker *w)
 {
 	const struct sched_ops *s = ult__rt.sched;
 	struct sched_idle *st = &w->idle_state;
+	uint64_t until = 0, now;
+	int spinning = 0;
 
 	st->oldswitchcnt = -1;
+	st->victim = -1;
 	for (;;) {
 		int r = s->idle_poll(w->id, st);
 
 		if (r == SCHED_IDLE_RUN) {
+			if (spinning)
+				spin_release(w);
+			spinning = 0;
+			until = 0;
+			ULT_ST(&w->state, MACH_CPU_RUNNING);
 			thread_lock(&w->idle.td);
 			ult__mi_switch(&w->idle, SW_VOL | SWT_IDLE, NULL);
+			ULT_ST(&w->state, MACH_CPU_PARKED);
 			continue;
 		}
 		if (ULT_LD(&ult__rt.stopping))
 			break;
-		if (r == SCHED_IDLE_SPIN) {
-			for (int i = s->idle_spins(); i > 0; i--) {
-				if (s->load(w->id))
-					break;
-				ult__cpu_relax();
-			}
+		now = ult__now();
+		if (until == 0) {
+			spinning = spin_claim(w);
+			until = now +
+			    (!spinning			   ? 0
+				    : r == SCHED_IDLE_SPIN ? SPIN_BUSY_NS
+							   : SPIN_NS);
 		}
+		if (now < until) {
+			spin_wait(w,
+			    now + POLL_NS < until ? now + POLL_NS : until);
+			continue;
+		}
+		if (spinning)
+			spin_release(w);
+		spinning = 0;
 		if (s->idle_enter(w->id, st))
 			continue;
 		if (ULT_LD(&ult__rt.stopping)) {
 			s->idle_exit(w->id, st);
 			break;
 		}
-		park(w, st->busy);
+		park(w);
 		s->idle_exit(w->id, st);
+		until = 0;
 	}
+	if (spinning)
+		spin_release(w);
 }
 
 static void *
@@ -162,6 +225,7 @@ ult__workers_start(void)
 		strcpy(idle->name, "idle");
 		atomic_init(&idle->lstate, UT_ALIVE);
 		w->curthread = idle;
+		ULT_ST(&w->state, MACH_CPU_PARKED);
 	}
 	for (int i = 0; i < ult__rt.ncpu; i++) {
 		if ((err = ult__altstack_setup(&ult__rt.workers[i])) != 0)

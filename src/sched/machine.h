@@ -37,6 +37,26 @@ void mach_ast(struct thread *td, int cpu);
 /* IPI_PREEMPT: ask cpu to run sched_preempt() for its current thread. */
 void mach_ipi_preempt(int cpu);
 
+/*
+ * What telling cpu about new work costs the host, read without locks (the
+ * answer may be stale).  A running CPU sees an AST at its next scheduling
+ * point; a spinning idle CPU polls its queue and sees the work at once,
+ * for nothing; a parked one sleeps in the host kernel, and waking it is a
+ * system call plus the host's wakeup latency, microseconds.  FreeBSD has
+ * no such question: its idle CPUs all cost an IPI.
+ */
+enum {
+	MACH_CPU_RUNNING = 0,
+	MACH_CPU_SPINNING,
+	MACH_CPU_PARKED
+};
+int mach_cpu_state(int cpu);
+/* How many CPUs are MACH_CPU_SPINNING now (stale as well).  An idle CPU
+ * that stops spinning checks its queue again after it stopped counting,
+ * with a full fence, so a caller that queued work, fenced and then saw a
+ * spinner may leave the work to it. */
+int mach_idle_spinning(void);
+
 /* cpu_idle_wakeup(): wake cpu if it sleeps in its idle loop.  Returns 1 if
  * the host can wake it without an IPI (it always can in user space). */
 int mach_cpu_idle_wakeup(int cpu);

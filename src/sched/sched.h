@@ -27,6 +27,10 @@
 	0x0080 /* ult: a new thread whose creator runs on    \
 		  this CPU and lets children run first: keep \
 		  it here unless another CPU is idle */
+#define SRQ_SYNC                                            \
+	0x0100 /* ult: woken by the thread running on the   \
+		  calling CPU, which hands work over and is \
+		  likely to block soon: run it next, here */
 
 /* switch flags (SW_*) and switch reasons (SWT_*, low byte) */
 #define SWT_NONE 0
@@ -80,6 +84,11 @@ struct sched_idle {
 	int oldswitchcnt; /* idle loop's private copy, as in sched_idletd */
 	int switchcnt;
 	int busy; /* set by idle_enter: switching fast, sleep lightly */
+	/* ult: the busy CPU seen at the previous poll, and its switch count
+	 * then; a thread it still has queued and has not switched since
+	 * waited a whole poll interval */
+	int victim;
+	unsigned victim_nswitch;
 };
 
 struct sched_ops {
@@ -150,13 +159,18 @@ struct sched_ops {
 	void (*unbind)(struct thread *td);
 	int (*is_bound)(struct thread *td);
 
-	/* The idle thread's loop, split at the points where it waits. */
+	/*
+	 * The idle thread's loop, split at the points where it waits.  The
+	 * host calls idle_poll again every poll interval while it spins
+	 * (SCHED_IDLE_SPIN asks for the longer spin of a busy CPU), and the
+	 * policy may then take work that another CPU has left queued for a
+	 * whole interval.
+	 */
 	int (*idle_poll)(int cpu, struct sched_idle *st);
 	/* Publish "about to sleep" with a full fence; nonzero means work
 	 * appeared and the caller must not sleep.  Sets st->busy. */
 	int (*idle_enter)(int cpu, struct sched_idle *st);
 	void (*idle_exit)(int cpu, struct sched_idle *st);
-	int (*idle_spins)(void);
 
 	/* Lock-free reads for the host. */
 	int (*load)(int cpu);

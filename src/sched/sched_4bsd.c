@@ -56,6 +56,7 @@ static int next_loadav, next_schedcpu; /* (s) CPU 0's clock */
 /* Tunables (kern.sched.*). */
 struct bsd_tun bsd_tun = {
     .slice = ULT_STATHZ / 10,
+    .wake_local = 1,
 };
 
 /* ---- queues ------------------------------------------------------ */
@@ -257,11 +258,24 @@ schedcpu(int now)
 
 /* ---- the event entry points ---------------------------------------- */
 
-/* An idle CPU other than self, woken; -1 if none is idle. */
+/*
+ * An idle CPU other than self to run a thread just queued, woken; -1 if
+ * none is idle.  ult: one that spins polls the queue and needs no wakeup,
+ * and waking a parked one instead would cost a system call, so a spinner
+ * goes first, self included (the clock acting for it).  (A spinner that
+ * stops counting checks the queue after its own fence, as bsd_idle_enter
+ * does.)
+ */
 static int
 forward_wakeup(int self)
 {
 	ULT_FENCE(); /* pairs with bsd_idle_enter */
+	if (TUN(bsd_tun.wake_local) && mach_idle_spinning() > 0) {
+		for (int c = 0; c < bsd_ncpu; c++) {
+			if (mach_cpu_state(c) == MACH_CPU_SPINNING)
+				return (c);
+		}
+	}
 	for (int c = 0; c < bsd_ncpu; c++) {
 		if (c != self && ULT_LD(&cpu_idle[c])) {
 			mach_cpu_idle_wakeup(c);
@@ -701,12 +715,6 @@ bsd_idle_exit(int cpu, struct sched_idle *st)
 }
 
 static int
-bsd_idle_spins(void)
-{
-	return (0);
-}
-
-static int
 bsd_init(void)
 {
 	bsd_ncpu = mach_ncpu();
@@ -774,7 +782,6 @@ const struct sched_ops ult__sched_4bsd = {
     .idle_poll = bsd_idle_poll,
     .idle_enter = bsd_idle_enter,
     .idle_exit = bsd_idle_exit,
-    .idle_spins = bsd_idle_spins,
     .load = bsd_load,
     .thread_stats = bsd_thread_stats,
     .cpu_stats = bsd_cpu_stats,

@@ -66,7 +66,8 @@ ts_of(struct thread *td)
 /* Tunables (kern.sched.*), read without locks: TUN(bsd_tun.x). */
 #define TUN(x) ULT_LD(&(x))
 struct bsd_tun {
-	atomic_int slice; /* sched_slice: kern.sched.slice, stat ticks */
+	atomic_int slice;      /* sched_slice: kern.sched.slice, stat ticks */
+	atomic_int wake_local; /* ult's kern.sched.wake_local (wake costs) */
 };
 extern struct bsd_tun bsd_tun;
 

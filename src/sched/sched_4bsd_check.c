@@ -133,6 +133,7 @@ ldavg_get(void)
 const struct sched_tunable bsd_tunables[] = {
     {"kern.sched.quantum", NULL, 0, 0, quantum_get, quantum_set},
     {"kern.sched.slice", &bsd_tun.slice, 1, 1000000, NULL, NULL},
+    {"kern.sched.wake_local", &bsd_tun.wake_local, 0, 1, NULL, NULL},
     {"kern.sched.runq_fuzz", NULL, 0, 0, one_get, NULL},
     {"kern.sched.preemption", NULL, 0, 0, one_get, NULL},
     {"kern.ccpu", NULL, 0, 0, ccpu_get, NULL},

@@ -271,22 +271,58 @@ ule_setpreempt(struct tdq *tdq, int pri)
 	ULT_ST(&ctd->td_owepreempt, 1);
 }
 
+/*
+ * ult (kern.sched.wake_local): td was woken by self's running thread,
+ * which hands work over and is likely to block soon (SRQ_SYNC).  It runs
+ * next on self, like Go's runnext, instead of costing a wakeup of another
+ * CPU now and a cache transfer, unless priorities say otherwise: self
+ * already has work queued, or td would preempt its waker.  Queued there it
+ * asks for no AST: it runs when the waker blocks, at the waker's next stat
+ * tick (ule_clock), or on an idle CPU that takes it once it has waited a
+ * poll interval (ule_tdq_take_stale).  Returns self, or -1 for FreeBSD's
+ * placement.
+ */
+static int
+pick_sync(struct thread *td, int flags, int self)
+{
+	struct tdq *me = TDQ_CPU(self);
+	struct thread *ctd = ULT_LD(&me->tdq_curthread);
+
+	/* A child that runs first (SRQ_FORKING) is switched to at once
+	 * whatever waits here; an idle CPU then takes its creator. */
+	if (!THREAD_CAN_MIGRATE(td) || ctd == me->tdq_idlethread ||
+	    (TDQ_LOAD(me) != 1 && !(flags & SRQ_FORKING)))
+		return (-1);
+	/* With nothing queued, lowpri is the waker's priority; the waker's
+	 * own field is under a lock we do not hold. */
+	if (ule_shouldpreempt(td->td_priority, TDQ_LOWPRI(me), 0))
+		return (-1);
+	return (self);
+}
+
 static void
 ule_add(struct thread *td, int flags)
 {
 	int self = mach_curcpu();
 	struct tdq *tdq;
-	int cpu, lowpri;
+	int cpu = -1, lowpri, sync;
 
 	THREAD_LOCK_ASSERT(td);
 	MPASS(!TD_ON_RUNQ(td) && !TD_IS_RUNNING(td));
 	/* Recompute the user priority before choosing a CPU and queue. */
 	if (PRI_BASE(td->td_pri_class) == PRI_TIMESHARE)
 		ule_priority(td);
-	cpu = ule_pickcpu(td, flags, self, mach_ticks());
+	if ((flags & SRQ_SYNC) && self >= 0 && TUN(ule_tun.wake_local))
+		cpu = pick_sync(td, flags, self);
+	sync = cpu >= 0;
+	if (!sync)
+		cpu = ule_pickcpu(td, flags, self, mach_ticks());
 	tdq = ule_setcpu(td, cpu, flags);
 	lowpri = ule_tdq_add(tdq, td, flags);
-	if (cpu != self)
+	if (sync) {
+		tdq->tdq_syncwait = 1;
+		ule_wakep(self);
+	} else if (cpu != self)
 		ule_tdq_notify(tdq, lowpri);
 	else if (!(flags & SRQ_YIELDING))
 		ule_setpreempt(tdq, td->td_priority);
@@ -371,8 +407,11 @@ ule_switch(struct thread *td, struct thread *newtd, int flags,
 	}
 	TDQ_LOCK_ASSERT(tdq);
 	/* Counted under the queue lock: the clock resets it there. */
-	if (!TD_IS_IDLETHREAD(td))
+	tdq->tdq_syncwait = 0;
+	if (!TD_IS_IDLETHREAD(td)) {
 		ULT_ST(&tdq->tdq_switchcnt, ULT_LD(&tdq->tdq_switchcnt) + 1);
+		ULT_ST(&tdq->tdq_nswitch, ULT_LD(&tdq->tdq_nswitch) + 1);
+	}
 
 	if (newtd != NULL) {
 		/* Handed over by the caller, which took it off our queue. */
@@ -626,7 +665,10 @@ ule_clock(int cpu, int cnt)
 		ts->ts_slice = 0;
 		td->td_flags |= TDF_SLICEEND;
 		mach_ast(td, cpu);
-	}
+	} else if (tdq->tdq_syncwait && TDQ_LOWPRI(tdq) < td->td_priority)
+		/* ult: a better thread queued here without an AST, to run
+		 * after its waker (pick_sync), waits at most this tick. */
+		mach_ast(td, cpu);
 out:
 	TDQ_UNLOCK(tdq);
 	if (do_balance)
@@ -833,6 +875,7 @@ ule_init(void)
 	}
 	ULT_ST(&sched_randomval[n], (unsigned)n * 69069 + 5);
 	balance_ticks = TUN(ule_tun.balance_interval);
+	ULT_ST(&ule_wakep_tick, mach_ticks() - 1);
 	return (0);
 }
 
@@ -874,7 +917,6 @@ const struct sched_ops ult__sched_ule = {
     .idle_poll = ule_idle_poll,
     .idle_enter = ule_idle_enter,
     .idle_exit = ule_idle_exit,
-    .idle_spins = ule_idle_spins,
     .load = ule_load,
     .thread_stats = ule_thread_stats,
     .cpu_stats = ule_cpu_stats,

@@ -115,8 +115,11 @@ struct tdq {
 	atomic_int tdq_transferable; /* (ts) queued threads that may migrate */
 	atomic_int tdq_switchcnt;    /* (ts) switches this stat tick */
 	atomic_int tdq_oldswitchcnt; /* (ts) switches last stat tick */
+	atomic_uint tdq_nswitch;     /* (ts) ult: switches, never reset */
 	atomic_int tdq_lowpri;	   /* (ts) best priority of curthread + queue */
 	atomic_int tdq_owepreempt; /* (f) remote preemption requested */
+	uint8_t tdq_syncwait;	   /* (t) ult: a thread queued by pick_sync
+				      waits for the running one to switch */
 	uint8_t tdq_idx;	   /* (t) calendar insert index */
 	uint8_t tdq_ridx;	   /* (t) calendar removal index */
 	int tdq_id;		   /* (c) the cpu */
@@ -187,6 +190,7 @@ struct ule_tun {
 	atomic_int trysteal_limit;   /* kern.sched.trysteal_limit */
 	atomic_int steal_stranded;   /* ult's kern.sched.steal_stranded */
 	atomic_int always_steal;     /* kern.sched.always_steal */
+	atomic_int wake_local;	     /* ult's kern.sched.wake_local */
 	/* Not tunables: what FreeBSD's sched_initticks derives from the
 	 * clocks, constant here. */
 	atomic_int tickincr;   /* run time per stat tick << SCHED_TICK_SHIFT */
@@ -246,6 +250,9 @@ unsigned ule_random(void);
 int ule_pickcpu(struct thread *td, int flags, int self, int now);
 void ule_tdq_notify(struct tdq *tdq, int lowpri);
 int ule_tdq_idled(struct tdq *tdq);
+int ule_tdq_take_stale(struct tdq *tdq, struct sched_idle *st);
+void ule_wakep(int self);
+extern atomic_int ule_wakep_tick;
 void ule_tdq_trysteal(struct tdq *tdq);
 void ule_balance(void);
 struct tdq *ule_setcpu(struct thread *td, int cpu, int flags);
@@ -255,7 +262,6 @@ struct mtx *ule_switch_migrate(struct tdq *tdq, struct thread *td, int flags);
 int ule_idle_poll(int cpu, struct sched_idle *st);
 int ule_idle_enter(int cpu, struct sched_idle *st);
 void ule_idle_exit(int cpu, struct sched_idle *st);
-int ule_idle_spins(void);
 
 /* sched_ule_tun.c: the ops table's tunables */
 extern const struct sched_tunable ule_tunables[];

@@ -11,7 +11,11 @@
  * The idle thread's loop (sched_idletd), cut where it waits.  A CPU that
  * switched since it last looked tries to steal; one that switches fast
  * spins on its load before sleeping, because waking a sleeping CPU costs
- * far more than a few microseconds of polling.
+ * far more than a few microseconds of polling.  (FreeBSD spins
+ * sched_idlespins iterations; the host spins for a time instead, and
+ * kern.sched.idlespins = 0 still turns the longer spin off.)  Polled again
+ * while spinning without a switch, it takes work left waiting elsewhere
+ * (ule_tdq_take_stale).
  */
 int
 ule_idle_poll(int cpu, struct sched_idle *st)
@@ -24,14 +28,16 @@ ule_idle_poll(int cpu, struct sched_idle *st)
 	switchcnt = TDQ_SWITCHCNT(tdq);
 	if (TUN(ule_tun.always_steal) || switchcnt != st->oldswitchcnt) {
 		st->oldswitchcnt = switchcnt;
+		st->victim = -1;
 		if (ule_tdq_idled(tdq) == 0)
 			return (SCHED_IDLE_RUN);
-	}
+	} else if (ule_tdq_take_stale(tdq, st) == 0)
+		return (SCHED_IDLE_RUN);
 	switchcnt = TDQ_SWITCHCNT(tdq);
 	st->switchcnt = switchcnt;
 	if ((tdq->tdq_cg == NULL ||
 		(tdq->tdq_cg->cg_flags & CG_FLAG_THREAD) == 0) &&
-	    switchcnt > TUN(ule_tun.idlespinthresh))
+	    switchcnt > TUN(ule_tun.idlespinthresh) && TUN(ule_tun.idlespins))
 		return (SCHED_IDLE_SPIN);
 	return (SCHED_IDLE_SLEEP);
 }
@@ -74,10 +80,4 @@ ule_idle_exit(int cpu, struct sched_idle *st)
 	ULT_ST(&tdq->tdq_switchcnt, ULT_LD(&tdq->tdq_switchcnt) + 1);
 	TDQ_UNLOCK(tdq);
 	st->oldswitchcnt++;
-}
-
-int
-ule_idle_spins(void)
-{
-	return (TUN(ule_tun.idlespins));
 }

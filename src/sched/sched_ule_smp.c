@@ -15,6 +15,20 @@ imax(int a, int b)
 	return (a > b ? a : b);
 }
 
+/*
+ * ult (kern.sched.wake_local): an idle CPU's score is lowered below any
+ * busy CPU's, more for one that spins than for one parked in the host, so
+ * the search takes a spinning CPU first (it sees new work at once, for
+ * nothing), a parked one next (a system call and the host's wakeup
+ * latency), a busy one last; FreeBSD's random tie-break and preference
+ * for the thread's own CPU still order CPUs of one kind.
+ */
+static int
+idle_cost(int cpu)
+{
+	return (mach_cpu_state(cpu) == MACH_CPU_SPINNING ? -1024 : -512);
+}
+
 struct cpu_search {
 	const cpuset_t *cs_mask;
 	int cs_prefer;	/* cpu to favour */
@@ -88,6 +102,9 @@ cpu_search_lowest(const struct cpu_group *cg, const struct cpu_search *s,
 		if (s->cs_running && l > 0)
 			p = 0;
 		load -= (int)(ule_random() % 128);
+		if (l == 0 && TUN(ule_tun.wake_local) &&
+		    ULT_LD(&tdq->tdq_curthread) == tdq->tdq_idlethread)
+			load += idle_cost(c);
 		if (bload > load - p) {
 			bload = load - p;
 			r->csr_cpu = c;
@@ -166,6 +183,16 @@ sched_highest(const struct cpu_group *cg, const cpuset_t *mask, int minload,
 	return (r.csr_cpu);
 }
 
+/* ult: tdq's CPU is idle but parked while another spins: the cache
+ * warmth of the thread's last CPU is not worth a wakeup of the host. */
+static int
+parked_for_less(struct tdq *tdq)
+{
+	return (TUN(ule_tun.wake_local) &&
+	    mach_cpu_state(TDQ_ID(tdq)) == MACH_CPU_PARKED &&
+	    mach_idle_spinning() > 0);
+}
+
 /*
  * Where should td be queued?  In order: its last CPU if that is idle and
  * its cache there is still warm; an idle CPU sharing the last-level cache
@@ -188,7 +215,7 @@ ule_pickcpu(struct thread *td, int flags, int self, int now)
 	tdq = TDQ_CPU(ts->ts_cpu);
 	cg = tdq->tdq_cg;
 	if (TDQ_LOWPRI(tdq) >= PRI_MIN_IDLE &&
-	    SCHED_AFFINITY(ts, CG_SHARE_L2, now)) {
+	    SCHED_AFFINITY(ts, CG_SHARE_L2, now) && !parked_for_less(tdq)) {
 		if (cg->cg_flags & CG_FLAG_THREAD) {
 			for (cpu = cg->cg_first; cpu <= cg->cg_last; cpu++)
 				if (CS_ISSET(cpu, &cg->cg_mask) &&
@@ -533,6 +560,90 @@ restart:
 		}
 		CS_CLR(cpu, &mask);
 		tdq_unlock_pair(tdq, steal);
+	}
+}
+
+/*
+ * ult (kern.sched.wake_local): between two polls of a spinning idle CPU,
+ * take a thread from the busiest CPU if that CPU has not switched since
+ * the previous poll, so the thread has waited a whole poll interval.  A
+ * thread woken to run next behind its waker (SRQ_SYNC) is meant to run
+ * there when the waker blocks, which is usually within a microsecond; one
+ * whose waker keeps running is taken here, as Go's spinning Ms take a
+ * running P's runnext only after a few microseconds.  Returns 0 when this
+ * CPU now has work.
+ */
+int
+ule_tdq_take_stale(struct tdq *tdq, struct sched_idle *st)
+{
+	struct tdq *v;
+	cpuset_t mask;
+	unsigned nsw;
+	int cpu, moved;
+
+	if (!TUN(ule_tun.wake_local) || !TUN(ule_tun.steal_idle) ||
+	    ule_ncpu == 1)
+		return (1);
+	CS_FILL_N(&mask, ule_ncpu);
+	CS_CLR(TDQ_ID(tdq), &mask);
+	cpu = sched_highest(ule_cpu_top, &mask, TUN(ule_tun.steal_thresh), 1);
+	if (cpu < 0) {
+		st->victim = -1;
+		return (1);
+	}
+	v = TDQ_CPU(cpu);
+	nsw = ULT_LD(&v->tdq_nswitch);
+	if (cpu != st->victim || nsw != st->victim_nswitch) {
+		st->victim = cpu;
+		st->victim_nswitch = nsw;
+		return (1);
+	}
+	st->victim = -1;
+	tdq_lock_pair(tdq, v);
+	moved = TDQ_LOAD(tdq) == 0 &&
+	    TDQ_LOAD(v) >= TUN(ule_tun.steal_thresh) &&
+	    TDQ_TRANSFERABLE(v) != 0 && ULT_LD(&v->tdq_nswitch) == nsw &&
+	    tdq_move(v, tdq) != -1;
+	if (moved)
+		ULT_ST(&tdq->tdq_steals, ULT_LD(&tdq->tdq_steals) + 1);
+	tdq_unlock_pair(tdq, v);
+	return (moved || TDQ_LOAD(tdq) > 0 ? 0 : 1);
+}
+
+/* The tick of the last ule_wakep() wakeup, for all CPUs. */
+atomic_int ule_wakep_tick;
+
+/*
+ * ult: self queued a thread behind its running one (SRQ_SYNC).  If no
+ * idle CPU spins to take it should the waker keep running, wake a parked
+ * one, which then spins (Go's wakep).  At most one such wakeup per tick
+ * while self has only the waker and this thread (a waker that blocks at
+ * once, as most do, needs none, and a system call per handoff is what
+ * this placement is there to avoid); more when work piles up behind the
+ * waker, as a fork tree's creators do.
+ */
+void
+ule_wakep(int self)
+{
+	int now, seen;
+
+	if (ule_ncpu == 1 || mach_idle_spinning() > 0)
+		return;
+	now = mach_ticks();
+	seen = ULT_LD(&ule_wakep_tick);
+	if (seen == now && TDQ_LOAD(TDQ_CPU(self)) < 3)
+		return;
+	for (int i = 1; i < ule_ncpu; i++) {
+		int c = (self + i) % ule_ncpu;
+		struct tdq *tdq = TDQ_CPU(c);
+
+		if (ULT_LD(&tdq->tdq_curthread) != tdq->tdq_idlethread ||
+		    mach_cpu_state(c) != MACH_CPU_PARKED)
+			continue;
+		if (seen == now ||
+		    atomic_compare_exchange_strong(&ule_wakep_tick, &seen, now))
+			mach_cpu_idle_wakeup(c);
+		return;
 	}
 }
 

@@ -27,6 +27,7 @@ struct ule_tun ule_tun = {
     .trysteal_limit = 2,
     .steal_stranded = 1,
     .always_steal = 0,
+    .wake_local = 1,
     .tickincr = (ULT_HZ << SCHED_TICK_SHIFT) / ULT_STATHZ,
     .realstathz = ULT_STATHZ,
 };
@@ -102,6 +103,7 @@ const struct sched_tunable ule_tunables[] = {
 	NULL},
     {"kern.sched.steal_stranded", &ule_tun.steal_stranded, 0, 1, NULL, NULL},
     {"kern.sched.always_steal", &ule_tun.always_steal, 0, 1, NULL, NULL},
+    {"kern.sched.wake_local", &ule_tun.wake_local, 0, 1, NULL, NULL},
     {"kern.sched.preemption", NULL, 0, 0, one_get, NULL},
     {"kern.ccpu", NULL, 0, 0, zero_get, NULL},
     {NULL, NULL, 0, 0, NULL, NULL},

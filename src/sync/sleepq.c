@@ -79,8 +79,12 @@ resume(struct sleepq_chain *sc, struct ult__waiter *w)
 	MPASS(ULT_LD(&td->td_lock) == &sc->lock && TD_IS_SLEEPING(td));
 	ult__ts_wake_lend(w->ut);
 	TD_CLR_SLEEPING(td);
-	if (TD_CAN_RUN(td))
-		ult__rt.sched->wakeup(td, SRQ_HOLD);
+	if (TD_CAN_RUN(td)) {
+		int held = ult__clock_hold(ult__tls_worker);
+
+		ult__rt.sched->wakeup(td, SRQ_HOLD | ult__wake_flags());
+		ult__clock_drop(held);
+	}
 }
 
 int
@@ -236,6 +240,7 @@ ult__sleepq_wait(const void *wchan, struct ult__waiter *w, uint64_t deadline)
 	struct sleepq_chain *sc = chain_of(wchan);
 	struct ult_thread *ut = w->ut;
 	struct thread *td;
+	int held;
 
 	MTX_ASSERT_OWNED(&sc->lock);
 	MPASS(w->wchan == wchan && ult__list_linked(&w->link));
@@ -253,6 +258,8 @@ ult__sleepq_wait(const void *wchan, struct ult__waiter *w, uint64_t deadline)
 		    sleepq_timeout, ut);
 	}
 	thread_lock(td);
+	/* The sleep and the switch share one clock read. */
+	held = ult__clock_hold(ult__tls_worker);
 	/* A wait, as the kernel's nanosleep and condvar waits are: 4BSD
 	 * boosts to it until the thread returns to user mode; ULE does only
 	 * with kern.sched.static_boost=1. */
@@ -261,6 +268,7 @@ ult__sleepq_wait(const void *wchan, struct ult__waiter *w, uint64_t deadline)
 	TD_SET_SLEEPING(td);
 	ULT_ST(&ut->wchan, wchan);
 	ult__mi_switch(ut, SW_VOL | SWT_SLEEPQ, NULL);
+	ult__clock_drop(held);
 	ULT_ST(&ut->wchan, NULL);
 	if (deadline != 0)
 		ult__timer_cancel(&ut->slp_timer);

@@ -510,8 +510,12 @@ resume(struct ult__waiter *w, int lend)
 	w->ut->ts_waiter = NULL;
 	lend_to(td, lend);
 	TD_CLR_LOCK(td);
-	if (TD_CAN_RUN(td))
-		ult__rt.sched->add(td, SRQ_HOLD | SRQ_BORING);
+	if (TD_CAN_RUN(td)) {
+		int held = ult__clock_hold(ult__tls_worker);
+
+		ult__rt.sched->add(td, SRQ_HOLD | ult__wake_flags());
+		ult__clock_drop(held);
+	}
 }
 
 /* A waiter leaves ts (chain and ts locked): give it a spare turnstile; if

@@ -3,6 +3,7 @@
  */
 #include <errno.h>
 
+#include "../arch/cpu.h"
 #include "../core/runtime.h"
 #include "waiter.h"
 
@@ -37,28 +38,60 @@ ult__waiter_self(struct ult__waiter *w)
 	return (w->id);
 }
 
+/*
+ * A foreign waiter's word: WAITING (spinning or about to sleep), SLEEPING
+ * (in the kernel: the waker must make a system call), WOKEN.  The waiter
+ * spins first, because most waits on ult objects end within microseconds
+ * (a uthread runs the little the waiter waits for) and a sleep and its
+ * wakeup cost several; then it sleeps.
+ */
+enum {
+	FW_WAITING = 0,
+	FW_WOKEN = 1,
+	FW_SLEEPING = 2
+};
+
+/* How long a foreign waiter spins before it sleeps in the kernel. */
+#define FOREIGN_SPIN_NS 20000u
+
 int
 ult__waiter_park_foreign(struct ult__waiter *w, uint64_t deadline)
 {
-	while (ULT_LD_ACQ(&w->futex) == 0) {
-		if (ult__futex_wait(&w->futex, 0, deadline) == ETIMEDOUT &&
-		    ULT_LD_ACQ(&w->futex) == 0)
+	uint64_t until = ult__now() + FOREIGN_SPIN_NS;
+	unsigned v = FW_WAITING;
+
+	for (unsigned i = 1; ULT_LD_ACQ(&w->futex) != FW_WOKEN; i++) {
+		if ((i & 63) == 0 && ult__now() >= until)
+			break;
+		ult__cpu_relax();
+	}
+	/* Announce the sleep; a woken word (or a second park after a
+	 * timeout, already announced) says where we stand. */
+	if (!atomic_compare_exchange_strong(&w->futex, &v, FW_SLEEPING) &&
+	    v == FW_WOKEN)
+		return (0);
+	while (ULT_LD_ACQ(&w->futex) == FW_SLEEPING) {
+		if (ult__futex_wait(&w->futex, FW_SLEEPING, deadline) ==
+			ETIMEDOUT &&
+		    ULT_LD_ACQ(&w->futex) == FW_SLEEPING)
 			return (ETIMEDOUT);
 	}
 	return (0);
 }
 
 /*
- * After the release store the waiter may return and its stack frame (where
- * w lives) may be gone, so the wake call uses only the address.  A futex
- * wake on a dead address is harmless: at worst a spurious wakeup of an
- * unrelated futex waiter, which always re-checks its word.
+ * Once the word says WOKEN the waiter may return and its stack frame
+ * (where w lives) may be gone, so the wake call uses only the address,
+ * and only when the waiter sleeps in the kernel.  A futex wake on a dead
+ * address is harmless: at worst a spurious wakeup of an unrelated futex
+ * waiter, which always re-checks its word.
  */
 void
 ult__waiter_wake_foreign(struct ult__waiter *w)
 {
 	atomic_uint *f = &w->futex;
 
-	ULT_ST_REL(f, 1);
-	ult__futex_wake(f, 1);
+	if (atomic_exchange_explicit(f, FW_WOKEN, memory_order_acq_rel) ==
+	    FW_SLEEPING)
+		ult__wake_counted(f);
 }

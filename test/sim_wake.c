@@ -1,0 +1,250 @@
+/*
+ * ult's wake cost model in ULE (kern.sched.wake_local): a thread woken by
+ * a running thread that hands work over runs next on the waker's CPU
+ * without preempting it, waits at most a stat tick there, and is taken by
+ * an idle CPU once it has waited a poll interval; placement prefers a
+ * spinning idle CPU to a parked one.  Each case also runs with the
+ * tunable off, where FreeBSD's rule must hold instead.
+ */
+#include <string.h>
+
+#include "sched/sched_ule.h"
+#include "sim.h"
+#include "test.h"
+
+/* Two CPUs; a hog on CPU 0 (the waker) and a sleeper b that last ran on
+ * CPU 0, both free to move; CPU 1 idle or, with busy1, running a bound
+ * hog. */
+static struct sim *
+two_cpus(struct sim_thread **a, struct sim_thread **b, int busy1)
+{
+	struct sim *s = sim_create(2, NULL);
+
+	s->check_every = 5;
+	*b = sim_spawn(s, 0, 1, 100000, 0);
+	sim_run(s, 5);
+	*a = sim_spawn(s, 0, -1, 0, 0);
+	if (busy1)
+		sim_spawn(s, 0, -1, 0, 1);
+	sim_run(s, 20);
+	sim_unbind(s, *a);
+	sim_unbind(s, *b);
+	CHECK((*b)->state == SIM_SLEEPING);
+	CHECK(s->cpu[0].cur == *a);
+	return (s);
+}
+
+static int
+has_ast(struct sim_thread *t)
+{
+	return ((ULT_LD(&t->td.td_ast) & TDA_SCHED) != 0);
+}
+
+/*
+ * The handoff rule: woken by CPU 0's thread, b is queued on CPU 0 with no
+ * AST for its waker, although CPU 1 is idle; FreeBSD sends it to the idle
+ * CPU.  Either way it runs within a few ticks (a parked CPU 1 is woken to
+ * take it, at most once a tick).
+ */
+void
+test_wake_sync_local(void)
+{
+	ULT_ST(&ule_tun.rebalance, 0);
+	for (int on = 1; on >= 0; on--) {
+		struct sim_thread *a, *b;
+		struct sim *s;
+
+		ULT_ST(&ule_tun.wake_local, on);
+		s = two_cpus(&a, &b, 0);
+		sim_wake_sync(s, b, 0);
+		if (on) {
+			CHECK_EQ(sim_load(s, 0), 2);
+			CHECK_EQ(sim_load(s, 1), 0);
+			CHECK(!has_ast(a));
+		} else {
+			CHECK_EQ(sim_load(s, 0), 1);
+			CHECK_EQ(sim_load(s, 1), 1);
+		}
+		sim_reset_stats(s);
+		sim_run(s, 5);
+		CHECK(b->cpu_ticks > 0);
+		CHECK(s->check_failed == NULL);
+		sim_destroy(s);
+	}
+	ULT_ST(&ule_tun.wake_local, 1);
+	ULT_ST(&ule_tun.rebalance, 1);
+}
+
+/*
+ * With every CPU busy, a thread queued behind its waker without an AST
+ * waits at most one stat tick (about 8 ms), not the rest of the waker's
+ * slice (12 stat ticks); FreeBSD's AST runs it at once.
+ */
+void
+test_wake_sync_bounded(void)
+{
+	ULT_ST(&ule_tun.rebalance, 0);
+	for (int on = 1; on >= 0; on--) {
+		struct sim_thread *a, *b;
+		struct sim *s;
+
+		ULT_ST(&ule_tun.wake_local, on);
+		s = two_cpus(&a, &b, 1);
+		sim_wake_sync(s, b, 0);
+		CHECK_EQ(sim_load(s, 0), 2);
+		CHECK_EQ(has_ast(a), !on);
+		sim_run(s, 30);
+		CHECK(b->cpu_ticks > 0);
+		CHECK(b->ran_on[0] > 0);
+		CHECK(b->max_latency <= (on ? 1000 / ULT_STATHZ + 2 : 1));
+		CHECK(s->check_failed == NULL);
+		sim_destroy(s);
+	}
+	ULT_ST(&ule_tun.wake_local, 1);
+	ULT_ST(&ule_tun.rebalance, 1);
+}
+
+/* Priorities say otherwise: a realtime thread woken by a timeshare one
+ * would preempt it, so it takes FreeBSD's path to the idle CPU. */
+void
+test_wake_sync_priority(void)
+{
+	struct sim_thread *a, *b;
+	struct sim *s;
+
+	ULT_ST(&ule_tun.rebalance, 0);
+	s = two_cpus(&a, &b, 0);
+	thread_lock(&b->td);
+	s->sched->set_class(&b->td, PRI_FIFO);
+	b->td.td_base_user_pri = PRI_MIN_REALTIME + 4;
+	td_set_user_pri(&b->td, PRI_MIN_REALTIME + 4);
+	s->sched->prio(&b->td, PRI_MIN_REALTIME + 4);
+	thread_unlock(&b->td);
+	sim_wake_sync(s, b, 0);
+	CHECK_EQ(sim_load(s, 0), 1);
+	CHECK_EQ(sim_load(s, 1), 1);
+	CHECK(s->check_failed == NULL);
+	sim_destroy(s);
+	ULT_ST(&ule_tun.rebalance, 1);
+}
+
+/*
+ * An idle CPU that polls while it spins takes a thread another CPU has
+ * left queued across two of its polls, and leaves it alone when that CPU
+ * switched in between (its waker blocked and it ran, or may have).
+ */
+void
+test_wake_take_stale(void)
+{
+	for (int sw = 0; sw < 2; sw++) {
+		struct sim_thread *a, *b;
+		struct sched_idle *st;
+		struct sim *s;
+		struct tdq *t0;
+
+		ULT_ST(&ule_tun.rebalance, 0);
+		s = two_cpus(&a, &b, 0);
+		st = &s->cpu[1].ist;
+		t0 = TDQ_CPU(0);
+		/* CPU 1 has looked since its last switch: polls now go to
+		 * the stale test, not FreeBSD's steal. */
+		st->oldswitchcnt = TDQ_SWITCHCNT(TDQ_CPU(1));
+		sim_wake_sync(s, b, 0);
+		s->curcpu = 1;
+		CHECK_EQ(s->sched->idle_poll(1, st), SCHED_IDLE_SLEEP);
+		CHECK_EQ(st->victim, 0);
+		if (sw)
+			ULT_ST(&t0->tdq_nswitch, ULT_LD(&t0->tdq_nswitch) + 1);
+		if (sw) {
+			CHECK_EQ(s->sched->idle_poll(1, st), SCHED_IDLE_SLEEP);
+			CHECK_EQ(sim_load(s, 0), 2);
+		} else {
+			CHECK_EQ(s->sched->idle_poll(1, st), SCHED_IDLE_RUN);
+			CHECK_EQ(sim_load(s, 0), 1);
+			CHECK_EQ(sim_load(s, 1), 1);
+		}
+		s->curcpu = -1;
+		sim_run(s, 3);
+		CHECK(s->check_failed == NULL);
+		sim_destroy(s);
+		ULT_ST(&ule_tun.rebalance, 1);
+	}
+}
+
+/*
+ * Placement weighs what a wakeup costs: a thread whose last CPU is idle
+ * but parked goes to a CPU that spins instead, and stays there; FreeBSD
+ * keeps it on its cache-warm last CPU.
+ */
+void
+test_wake_prefers_spinning(void)
+{
+	ULT_ST(&ule_tun.rebalance, 0);
+	for (int on = 1; on >= 0; on--) {
+		struct sim_thread *t;
+		struct sim *s;
+
+		ULT_ST(&ule_tun.wake_local, on);
+		s = sim_create(4, NULL);
+		s->check_every = 7;
+		s->cpu[3].spin = 1;
+		sim_spawn(s, 0, -1, 0, 0);
+		t = sim_spawn(s, 0, 1, 2, 1);
+		sim_run(s, 20);
+		sim_unbind(s, t);
+		sim_reset_stats(s);
+		sim_run(s, 3000);
+		CHECK(t->bursts > 500);
+		if (on)
+			CHECK(t->ran_on[3] >= t->cpu_ticks - 2);
+		else
+			CHECK_EQ(t->ran_on[1], t->cpu_ticks);
+		CHECK(s->check_failed == NULL);
+		sim_destroy(s);
+	}
+	ULT_ST(&ule_tun.wake_local, 1);
+	ULT_ST(&ule_tun.rebalance, 1);
+}
+
+/* 4BSD's kern.sched.wake_local, through its tunable table (its header
+ * and ULE's cannot meet in one file). */
+static void
+bsd_wake_local(int v)
+{
+	const struct sched_tunable *t = ult__sched_4bsd.tunables;
+
+	while (t->name != NULL && strcmp(t->name, "kern.sched.wake_local") != 0)
+		t++;
+	CHECK(t->name != NULL && t->var != NULL);
+	ULT_ST(t->var, v);
+}
+
+/* 4BSD's one queue needs no placement, but which idle CPU it wakes for a
+ * new thread weighs the cost: one that spins sees it without a wakeup;
+ * FreeBSD wakes the first idle CPU it finds. */
+void
+test_bsd_wake_spinning(void)
+{
+	for (int on = 1; on >= 0; on--) {
+		struct sim_thread *t;
+		struct sim *s;
+
+		bsd_wake_local(on);
+		s = sim_create_policy(4, NULL, &ult__sched_4bsd);
+		s->check_every = 7;
+		s->cpu[3].spin = 1;
+		sim_spawn(s, 0, -1, 0, 0);
+		t = sim_spawn(s, 0, 1, 2, -1);
+		sim_run(s, 50);
+		sim_reset_stats(s);
+		sim_run(s, 3000);
+		CHECK(t->bursts > 500);
+		if (on)
+			CHECK_EQ(t->ran_on[3], t->cpu_ticks);
+		else
+			CHECK(t->ran_on[1] + t->ran_on[2] > t->cpu_ticks / 2);
+		CHECK(s->check_failed == NULL);
+		sim_destroy(s);
+	}
+	bsd_wake_local(1);
+}
