@@ -5,6 +5,8 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -31,6 +33,29 @@ static const struct {
     {"pthread", NULL, 0, 0},
 };
 
+/* ULT_BENCH_SYSCTL=name=value[,name=value...]: set after ult_init, so
+ * that one build can be measured under two settings of a tunable. */
+static void
+apply_sysctls(void)
+{
+	const char *s = getenv("ULT_BENCH_SYSCTL");
+	char name[64];
+	long v;
+	int n;
+
+	while (s != NULL && *s != '\0') {
+		if (sscanf(s, "%63[^=,]=%ld%n", name, &v, &n) != 2)
+			bw_die("ULT_BENCH_SYSCTL: expected name=value at '%s'",
+			    s);
+		bw_must(ult_sysctl(name, NULL, &v), name);
+		s += n;
+		if (*s == ',')
+			s++;
+		else if (*s != '\0')
+			bw_die("ULT_BENCH_SYSCTL: expected ',' at '%s'", s);
+	}
+}
+
 void
 bw_rt_start(const char *rt, int ncpu, int preempt)
 {
@@ -50,6 +75,7 @@ bw_rt_start(const char *rt, int ncpu, int preempt)
 	cfg.preempt = runtimes[k].preempt != 0 ? runtimes[k].preempt : preempt;
 	cfg.tls = runtimes[k].tls;
 	bw_must(ult_init(&cfg), "ult_init");
+	apply_sysctls();
 }
 
 void

@@ -29,7 +29,8 @@ extern int bw_ult; /* the runtime started last is ult */
  * ult+hint (ULE; the hints are the program's), ult-tlsworker (ULE, the
  * uthreads of a worker sharing its TLS, as ULT_TLS=worker) or pthread.  For
  * ult, ncpu workers (0: one per CPU) and preempt as in struct ult_config (0:
- * the library default); kernel threads ignore both.
+ * the library default); kernel threads ignore both.  ULT_BENCH_SYSCTL
+ * (name=value, comma-separated) sets tunables after ult_init.
  */
 void bw_rt_start(const char *rt, int ncpu, int preempt);
 void bw_rt_stop(void);
