@@ -226,6 +226,20 @@ do_switch(struct sim *s, int cpu, int flags)
 	}
 }
 
+void
+sim_yield(struct sim *s, int cpu)
+{
+	struct sim_thread *t = s->cpu[cpu].cur;
+
+	if (t == &s->cpu[cpu].idle) {
+		fprintf(stderr, "sim: yield needs a running thread\n");
+		abort();
+	}
+	thread_lock(&t->td);
+	do_switch(s, cpu, SW_VOL | SWT_RELINQUISH);
+	s->curcpu = -1;
+}
+
 /* The runtime's "return to user mode" checks, for cpu's thread. */
 static void
 userret(struct sim *s, int cpu)

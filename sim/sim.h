@@ -89,6 +89,8 @@ struct sim_thread *sim_fork(struct sim *s, struct sim_thread *parent,
 /* t (sleeping) is woken by the thread running on cpu, which hands work
  * over (SRQ_SYNC), as a uthread's cond signal or semaphore post does. */
 void sim_wake_sync(struct sim *s, struct sim_thread *t, int cpu);
+/* The thread running on cpu yields (ult_yield). */
+void sim_yield(struct sim *s, int cpu);
 /* Advance virtual time by ms milliseconds. */
 void sim_run(struct sim *s, int64_t ms);
 /* Zero every thread's CPU counters (after a warm-up). */

@@ -130,13 +130,15 @@ test_wake_sync_priority(void)
 
 /*
  * An idle CPU that polls while it spins takes a thread another CPU has
- * left queued across two of its polls, and leaves it alone when that CPU
- * switched in between (its waker blocked and it ran, or may have).
+ * left queued across two of its polls, and leaves it alone when that CPU's
+ * load fell to one in between (its waker blocked and it ran, or may have).
+ * A switch that leaves the load at two (the waker yields) is no reason
+ * to leave it: the two threads then share one CPU while another idles.
  */
 void
 test_wake_take_stale(void)
 {
-	for (int sw = 0; sw < 2; sw++) {
+	for (int sw = 0; sw < 3; sw++) {
 		struct sim_thread *a, *b;
 		struct sched_idle *st;
 		struct sim *s;
@@ -153,9 +155,14 @@ test_wake_take_stale(void)
 		s->curcpu = 1;
 		CHECK_EQ(s->sched->idle_poll(1, st), SCHED_IDLE_SLEEP);
 		CHECK_EQ(st->victim, 0);
-		if (sw)
-			ULT_ST(&t0->tdq_nswitch, ULT_LD(&t0->tdq_nswitch) + 1);
-		if (sw) {
+		if (sw == 1)
+			ULT_ST(&t0->tdq_nlow, ULT_LD(&t0->tdq_nlow) + 1);
+		if (sw == 2) {
+			sim_yield(s, 0);
+			s->curcpu = 1;
+			CHECK_EQ(sim_load(s, 0), 2);
+		}
+		if (sw == 1) {
 			CHECK_EQ(s->sched->idle_poll(1, st), SCHED_IDLE_SLEEP);
 			CHECK_EQ(sim_load(s, 0), 2);
 		} else {

@@ -84,11 +84,11 @@ struct sched_idle {
 	int oldswitchcnt; /* idle loop's private copy, as in sched_idletd */
 	int switchcnt;
 	int busy; /* set by idle_enter: switching fast, sleep lightly */
-	/* ult: the busy CPU seen at the previous poll, and its switch count
-	 * then; a thread it still has queued and has not switched since
-	 * waited a whole poll interval */
+	/* ult: the busy CPU seen at the previous poll, and its tdq_nlow
+	 * then; a thread it still has queued, its load never having fallen
+	 * to one since, waited a whole poll interval */
 	int victim;
-	unsigned victim_nswitch;
+	unsigned victim_nlow;
 };
 
 struct sched_ops {

@@ -126,6 +126,10 @@ tdq_load_rem(struct tdq *tdq)
 {
 	MPASS(TDQ_LOAD(tdq) > 0);
 	ULT_ST(&tdq->tdq_load, TDQ_LOAD(tdq) - 1);
+	/* Whatever was queued behind the running thread has run, or runs
+	 * now (ule_tdq_take_stale). */
+	if (TDQ_LOAD(tdq) <= 1)
+		ULT_ST(&tdq->tdq_nlow, ULT_LD(&tdq->tdq_nlow) + 1);
 }
 
 /*
@@ -408,10 +412,8 @@ ule_switch(struct thread *td, struct thread *newtd, int flags,
 	TDQ_LOCK_ASSERT(tdq);
 	/* Counted under the queue lock: the clock resets it there. */
 	tdq->tdq_syncwait = 0;
-	if (!TD_IS_IDLETHREAD(td)) {
+	if (!TD_IS_IDLETHREAD(td))
 		ULT_ST(&tdq->tdq_switchcnt, ULT_LD(&tdq->tdq_switchcnt) + 1);
-		ULT_ST(&tdq->tdq_nswitch, ULT_LD(&tdq->tdq_nswitch) + 1);
-	}
 
 	if (newtd != NULL) {
 		/* Handed over by the caller, which took it off our queue. */

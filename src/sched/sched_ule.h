@@ -115,7 +115,8 @@ struct tdq {
 	atomic_int tdq_transferable; /* (ts) queued threads that may migrate */
 	atomic_int tdq_switchcnt;    /* (ts) switches this stat tick */
 	atomic_int tdq_oldswitchcnt; /* (ts) switches last stat tick */
-	atomic_uint tdq_nswitch;     /* (ts) ult: switches, never reset */
+	atomic_uint tdq_nlow;	     /* (ts) ult: times the load fell to
+				      one or zero, never reset */
 	atomic_int tdq_lowpri;	   /* (ts) best priority of curthread + queue */
 	atomic_int tdq_owepreempt; /* (f) remote preemption requested */
 	uint8_t tdq_syncwait;	   /* (t) ult: a thread queued by pick_sync

@@ -565,8 +565,10 @@ restart:
 
 /*
  * ult (kern.sched.wake_local): between two polls of a spinning idle CPU,
- * take a thread from the busiest CPU if that CPU has not switched since
- * the previous poll, so the thread has waited a whole poll interval.  A
+ * take a thread from the busiest CPU if that CPU's load has not fallen to
+ * one since the previous poll, so the thread has waited a whole poll
+ * interval.  Switches alone do not count: a waker that yields, or one of
+ * better priority, may run on and on while the thread waits.  A
  * thread woken to run next behind its waker (SRQ_SYNC) is meant to run
  * there when the waker blocks, which is usually within a microsecond; one
  * whose waker keeps running is taken here, as Go's spinning Ms take a
@@ -578,7 +580,7 @@ ule_tdq_take_stale(struct tdq *tdq, struct sched_idle *st)
 {
 	struct tdq *v;
 	cpuset_t mask;
-	unsigned nsw;
+	unsigned nlow;
 	int cpu, moved;
 
 	if (!TUN(ule_tun.wake_local) || !TUN(ule_tun.steal_idle) ||
@@ -592,17 +594,17 @@ ule_tdq_take_stale(struct tdq *tdq, struct sched_idle *st)
 		return (1);
 	}
 	v = TDQ_CPU(cpu);
-	nsw = ULT_LD(&v->tdq_nswitch);
-	if (cpu != st->victim || nsw != st->victim_nswitch) {
+	nlow = ULT_LD(&v->tdq_nlow);
+	if (cpu != st->victim || nlow != st->victim_nlow) {
 		st->victim = cpu;
-		st->victim_nswitch = nsw;
+		st->victim_nlow = nlow;
 		return (1);
 	}
 	st->victim = -1;
 	tdq_lock_pair(tdq, v);
 	moved = TDQ_LOAD(tdq) == 0 &&
 	    TDQ_LOAD(v) >= TUN(ule_tun.steal_thresh) &&
-	    TDQ_TRANSFERABLE(v) != 0 && ULT_LD(&v->tdq_nswitch) == nsw &&
+	    TDQ_TRANSFERABLE(v) != 0 && ULT_LD(&v->tdq_nlow) == nlow &&
 	    tdq_move(v, tdq) != -1;
 	if (moved)
 		ULT_ST(&tdq->tdq_steals, ULT_LD(&tdq->tdq_steals) + 1);
