@@ -509,10 +509,11 @@ ch_bound_body(void *arg)
 	return (arg);
 }
 
-static atomic_int ch_off;
+static atomic_int ch_off, ch_seen;
 
 /* Chaos-bound while the tunable is on; free again after one switch once
- * it is off. */
+ * it is off.  The main thread turns it off only after the first look, so
+ * a slow host cannot make the look come too late. */
 static void *
 ch_after_body(void *arg)
 {
@@ -520,6 +521,7 @@ ch_after_body(void *arg)
 
 	ult_yield();
 	ch_free = ult__rt.sched->is_bound(&self->td);
+	atomic_store(&ch_seen, 1);
 	while (!atomic_load(&ch_off))
 		ult_yield();
 	ult_yield();
@@ -548,7 +550,8 @@ test_chaos_migrate(void)
 	CHECK_EQ(ult_join(t, NULL), 0);
 	CHECK_EQ(ch_bound_moves, 0);
 	CHECK_EQ(ult_spawn(&t, NULL, ch_after_body, NULL), 0);
-	usleep(1000);
+	while (!atomic_load(&ch_seen))
+		usleep(100);
 	CHECK_EQ(ult_sysctl("ult.chaos_migrate", NULL, &zero), 0);
 	atomic_store(&ch_off, 1);
 	CHECK_EQ(ult_join(t, NULL), 0);
