@@ -80,18 +80,12 @@ errno_body(void *arg)
 void
 test_tls_errno(void)
 {
-	ult_thread_t *t[ERR_THREADS];
-
 	for (int r = 0; r < NRUNS; r++) {
 		tls_begin(tls_workers[r]);
 		atomic_store(&err_bad, 0);
 		atomic_store(&err_moves, 0);
 		err_turn = 0;
-		for (intptr_t i = 0; i < ERR_THREADS; i++)
-			CHECK_EQ(ult_spawn(&t[i], NULL, errno_body, (void *)i),
-			    0);
-		for (int i = 0; i < ERR_THREADS; i++)
-			CHECK_EQ(ult_join(t[i], NULL), 0);
+		tls_spawn_join(ERR_THREADS, errno_body);
 		fprintf(stderr, "%d workers: %ld migrations, %ld bad errno\n",
 		    tls_workers[r], atomic_load(&err_moves),
 		    atomic_load(&err_bad));
@@ -139,16 +133,10 @@ counter_body(void *arg)
 void
 test_tls_thread_vars(void)
 {
-	ult_thread_t *t[CTR_THREADS];
-
 	for (int r = 0; r < NRUNS; r++) {
 		tls_begin(tls_workers[r]);
 		atomic_store(&ctr_bad, 0);
-		for (intptr_t i = 0; i < CTR_THREADS; i++)
-			CHECK_EQ(
-			    ult_spawn(&t[i], NULL, counter_body, (void *)i), 0);
-		for (int i = 0; i < CTR_THREADS; i++)
-			CHECK_EQ(ult_join(t[i], NULL), 0);
+		tls_spawn_join(CTR_THREADS, counter_body);
 		CHECK_EQ(atomic_load(&ctr_bad), 0);
 		tls_end();
 	}
@@ -222,8 +210,6 @@ libc_body(void *arg)
 void
 test_tls_libc_state(void)
 {
-	ult_thread_t *t[LIBC_THREADS];
-
 	loc_utf8 = newlocale(LC_ALL_MASK, "C.UTF-8", (locale_t)0);
 	loc_c = newlocale(LC_ALL_MASK, "C", (locale_t)0);
 	CHECK(loc_utf8 != (locale_t)0 && loc_c != (locale_t)0);
@@ -232,11 +218,7 @@ test_tls_libc_state(void)
 		tls_begin(tls_workers[r]);
 		atomic_store(&libc_bad, 0);
 		atomic_store(&libc_key_dtors, 0);
-		for (intptr_t i = 0; i < LIBC_THREADS; i++)
-			CHECK_EQ(ult_spawn(&t[i], NULL, libc_body, (void *)i),
-			    0);
-		for (int i = 0; i < LIBC_THREADS; i++)
-			CHECK_EQ(ult_join(t[i], NULL), 0);
+		tls_spawn_join(LIBC_THREADS, libc_body);
 		fprintf(stderr, "%d workers: %ld bad, %d key destructors\n",
 		    tls_workers[r], atomic_load(&libc_bad),
 		    atomic_load(&libc_key_dtors));
@@ -298,18 +280,13 @@ stdio_body(void *arg)
 void
 test_tls_stdio(void)
 {
-	ult_thread_t *t[IO_THREADS];
 	int seen[IO_THREADS][2], bad = 0;
 	char line[128];
 
 	for (int r = 0; r < NRUNS; r++) {
 		tls_begin(tls_workers[r]);
 		CHECK((io_file = tmpfile()) != NULL);
-		for (intptr_t i = 0; i < IO_THREADS; i++)
-			CHECK_EQ(ult_spawn(&t[i], NULL, stdio_body, (void *)i),
-			    0);
-		for (int i = 0; i < IO_THREADS; i++)
-			CHECK_EQ(ult_join(t[i], NULL), 0);
+		tls_spawn_join(IO_THREADS, stdio_body);
 		tls_end();
 		/* Shared TLS also loses count of the recursion, leaving the
 		 * FILE locked (a lock would hang here). */
@@ -384,17 +361,11 @@ fork_body(void *arg)
 void
 test_tls_fork_exec(void)
 {
-	ult_thread_t *t[FORK_THREADS];
-
 	for (int r = 0; r < NRUNS; r++) {
 		tls_begin(tls_workers[r]);
 		atomic_store(&fk_ok, 0);
 		fflush(NULL);
-		for (intptr_t i = 0; i < FORK_THREADS; i++)
-			CHECK_EQ(ult_spawn(&t[i], NULL, fork_body, (void *)i),
-			    0);
-		for (int i = 0; i < FORK_THREADS; i++)
-			CHECK_EQ(ult_join(t[i], NULL), 0);
+		tls_spawn_join(FORK_THREADS, fork_body);
 		CHECK_EQ(atomic_load(&fk_ok), FORK_THREADS);
 		tls_end();
 	}

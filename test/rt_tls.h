@@ -7,6 +7,7 @@
 #ifndef ULT_TEST_RT_TLS_H
 #define ULT_TEST_RT_TLS_H
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +54,20 @@ tls_begin(int ncpu)
 		SKIP(tls_off_reason());
 	}
 	CHECK_EQ(ult_sysctl("ult.chaos_migrate", NULL, &one), 0);
+}
+
+/* n uthreads, the i-th running body((void *)i), all spawned, then all
+ * joined. */
+static inline void
+tls_spawn_join(int n, void *(*body)(void *))
+{
+	ult_thread_t *t[64];
+
+	CHECK(n <= 64);
+	for (intptr_t i = 0; i < n; i++)
+		CHECK_EQ(ult_spawn(&t[i], NULL, body, (void *)i), 0);
+	for (int i = 0; i < n; i++)
+		CHECK_EQ(ult_join(t[i], NULL), 0);
 }
 
 static inline void
