@@ -348,6 +348,8 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
     void *arg)
 {
 	const struct sched_ops *s = ult__rt.sched;
+	/* Nothing below switches before thread_setup: w stays ours. */
+	struct ult__worker *w = ult__worker_self();
 	struct ult_thread *self, *ut;
 	size_t size;
 	int err, held;
@@ -356,24 +358,19 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 		return (err);
 	size =
 	    (a != NULL && a->stack_size) ? a->stack_size : ult__rt.stack_size;
-	if ((ut = thread_alloc(ult__worker_self())) == NULL)
+	if ((ut = thread_alloc(w)) == NULL)
 		return (EAGAIN);
-	if (ut->ts_spare == NULL && (ut->ts_spare = ult__ts_alloc()) == NULL) {
-		thread_free(ut);
-		return (EAGAIN);
+	err = EAGAIN;
+	if (ut->ts_spare == NULL && (ut->ts_spare = ult__ts_alloc()) == NULL)
+		goto fail;
+	if ((ut->stack = ult__stack_get(w, size)) == NULL)
+		goto fail;
+	if ((err = ult__tls_get(w, ut, fn, arg)) != 0) {
+		ult__stack_put(w, ut->stack);
+		goto fail;
 	}
 	self = ult__self_ut();
-	ut->stack = ult__stack_get(ult__worker_self(), size);
-	if (ut->stack == NULL) {
-		thread_free(ut);
-		return (EAGAIN);
-	}
-	if ((err = ult__tls_get(ult__worker_self(), ut, fn, arg)) != 0) {
-		ult__stack_put(ult__worker_self(), ut->stack);
-		thread_free(ut);
-		return (err);
-	}
-	held = self != NULL ? ult__clock_hold(ult__worker_self()) : 0;
+	held = self != NULL ? ult__clock_hold(w) : 0;
 	thread_setup(ut, a, fn, arg);
 	atomic_fetch_add(&ult__rt.nthreads, 1);
 	if (t != NULL)
@@ -402,6 +399,9 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 	ult__clock_drop(held);
 	ult__userret();
 	return (0);
+fail:
+	thread_free(ut);
+	return (err);
 }
 
 ult_thread_t *
