@@ -344,7 +344,10 @@ test_info_sane(void)
 	}
 	CHECK_EQ(in.state, ULT_STATE_SLEEPING);
 	CHECK(in.runtime_ns > 1000000);
-	CHECK(in.nvcsw >= 50);
+	/* 50 yields and a sleep; a yield that finds its slice over (a slow
+	 * host, a sanitizer) switches through the AST, involuntarily. */
+	CHECK(in.nvcsw + in.nivcsw >= 50);
+	CHECK(in.nvcsw >= 1);
 	CHECK(in.pctcpu >= 0.0 && in.pctcpu <= 100.0);
 	atomic_store(&info_go, 1);
 	CHECK_EQ(ult_join(t, NULL), 0);
