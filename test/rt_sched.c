@@ -62,6 +62,10 @@ rr_body(void *arg)
  * middle may change a priority (and so the order), and a preemption or
  * an AST (the slice ran out: a slow host, a sanitizer) puts a thread at
  * the head of the queue; such attempts are recognised and repeated.
+ * So is one out of order with no sign of either: a priority can move
+ * and come back within an attempt, and the timeshare calendar turns
+ * under a stat tick.  A yield that queued at the head, or in any order
+ * but FIFO, never gives one attempt in fifty in strict rotation.
  */
 void
 test_yield_round_robin(void)
@@ -88,9 +92,9 @@ test_yield_round_robin(void)
 		clean = 1;
 		for (int i = 0; i < RR_N; i++)
 			for (int j = 0; j < i; j++)
-				CHECK(rr_log[i] != rr_log[j]);
+				clean &= rr_log[i] != rr_log[j];
 		for (int i = RR_N; i < RR_N * RR_ROUNDS; i++)
-			CHECK_EQ(rr_log[i], rr_log[i - RR_N]);
+			clean &= rr_log[i] == rr_log[i - RR_N];
 	}
 	CHECK(clean);
 	CHECK_EQ(ult_shutdown(), 0);
