@@ -25,8 +25,12 @@
 #ifndef ULT_H
 #define ULT_H
 
+#include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -252,8 +256,10 @@ const char *ult_sched_name(void);
 enum {
 	ULT_STATE_RUNNING = 1, /* on a worker now */
 	ULT_STATE_RUNNABLE,    /* on a run queue */
-	ULT_STATE_SLEEPING,    /* blocked: sleep, join, wait */
-	ULT_STATE_FINISHED     /* exited, not yet joined */
+	ULT_STATE_SLEEPING,    /* blocked: sleep, join, wait, fd */
+	ULT_STATE_FINISHED,    /* exited, not yet joined */
+	ULT_STATE_BLOCKED      /* in a system call that blocks its worker
+				  (see "Blocking calls") */
 };
 
 struct ult_thread_info {
@@ -292,6 +298,10 @@ struct ult_cpu_info {
 	 * futex wakeups it sent (to wake a sleeping worker or a foreign
 	 * thread blocked on an ult object): what handing work over cost */
 	uint64_t parks, futex_wakes;
+	/* times the clock thread found this worker blocked in the kernel
+	 * and handed its queue to the others; blocked: it is so now */
+	uint64_t handoffs;
+	int blocked;
 };
 typedef struct ult_cpu_info ult_cpu_info_t;
 
@@ -391,6 +401,88 @@ enum {
 };
 int ult_setclass(ult_thread_t *t, int cls, int prio);
 int ult_getclass(ult_thread_t *t, int *cls, int *prio);
+
+/*
+ * I/O.  A uthread that waits for a file descriptor sleeps, and its worker
+ * runs others; the runtime's poller (epoll) wakes it when the descriptor
+ * is ready, through the policy's wakeup, like any sleeper: a thread that
+ * mostly waits for I/O earns ULE's interactive status.  Descriptors are
+ * registered with the poller on first use and stay registered until
+ * ult_close (or until the kernel drops a closed file).  Close descriptors
+ * that uthreads wait on with ult_close, which wakes the waiters with
+ * EBADF; after a plain close() a waiter sleeps on until its deadline.
+ * From a foreign thread every call here is the plain blocking call.
+ */
+#define ULT_IN POLLIN
+#define ULT_OUT POLLOUT
+#define ULT_ERR POLLERR
+#define ULT_HUP POLLHUP
+
+/*
+ * Wait until fd is ready for one of `events' (ULT_IN, ULT_OUT, or both;
+ * ULT_ERR and ULT_HUP are always reported) or the absolute deadline passes
+ * (0: no deadline).  *revents (if not NULL) gets the poll(2) bits that are
+ * ready.  One uthread may wait to read and one to write on an fd at once.
+ * Errors: ETIMEDOUT; EBADF fd not open, or closed by ult_close meanwhile;
+ * EINVAL events has neither ULT_IN nor ULT_OUT, or fd cannot be polled
+ * (a regular file: use ult_blocking); EBUSY another uthread already waits
+ * for the same direction; ENXIO.  Context: uthread or foreign thread (there
+ * poll(2)).  Blocks: yes.
+ */
+int ult_wait_fd(int fd, int events, uint64_t deadline_ns, int *revents);
+
+/*
+ * Stand-ins for the POSIX calls of the same name, with their results and
+ * errno (-1 and errno on failure, unlike the rest of the API).  On a
+ * descriptor the program left blocking they block the calling uthread,
+ * never its worker; on one with O_NONBLOCK they return EAGAIN as the call
+ * would.  They never change the descriptor's flags, except ult_connect,
+ * which sets O_NONBLOCK for the duration of the connect() call itself.  A
+ * blocking write or send returns when everything is written, or with the
+ * count written when an error or signal stops it.  EBUSY (errno): another
+ * uthread already waits on fd in the same direction.  Context: uthread or
+ * foreign thread.  Blocks: yes.
+ */
+ssize_t ult_read(int fd, void *buf, size_t n);
+ssize_t ult_write(int fd, const void *buf, size_t n);
+ssize_t ult_readv(int fd, const struct iovec *iov, int iovcnt);
+ssize_t ult_writev(int fd, const struct iovec *iov, int iovcnt);
+ssize_t ult_recv(int fd, void *buf, size_t n, int flags);
+ssize_t ult_send(int fd, const void *buf, size_t n, int flags);
+ssize_t ult_recvfrom(int fd, void *buf, size_t n, int flags,
+    struct sockaddr *from, socklen_t *fromlen);
+ssize_t ult_sendto(int fd, const void *buf, size_t n, int flags,
+    const struct sockaddr *to, socklen_t tolen);
+ssize_t ult_recvmsg(int fd, struct msghdr *msg, int flags);
+ssize_t ult_sendmsg(int fd, const struct msghdr *msg, int flags);
+int ult_accept4(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags);
+int ult_connect(int fd, const struct sockaddr *addr, socklen_t addrlen);
+/* poll(2): one descriptor waits through the poller; several are polled
+ * by a helper thread (ult_blocking). */
+int ult_poll(struct pollfd *fds, nfds_t nfds, int timeout_ms);
+/* close(2), after waking the uthreads that wait on fd with EBADF. */
+int ult_close(int fd);
+
+/*
+ * Blocking calls.  Run fn(arg) on a helper kernel thread while the calling
+ * uthread sleeps, for calls no poller covers: regular files, fsync,
+ * getaddrinfo, a library's own blocking call.  *ret (if not NULL) gets
+ * fn's result, and errno is left as fn left it on the helper.  fn runs
+ * with the helper's TLS, not the caller's, and must not call ult_
+ * functions that block.  Helpers are started on demand up to sysctl
+ * ult.blocking_max (64) at once (more calls queue); one idle for
+ * ult.blocking_idle_ms (10000) exits.  Errors: EINVAL fn NULL; EAGAIN no
+ * helper could be started and none runs; ENXIO.  From a foreign thread fn
+ * runs on the caller.  Context: uthread or foreign thread.  Blocks: yes.
+ *
+ * A worker that blocks in the kernel anyway (a raw read(), a page-fault
+ * storm, a contended pthread mutex) would strand the uthreads queued on
+ * it: the clock thread notices a worker that has run one uthread for over
+ * ult.handoff_us (1000; 0: never) while its kernel thread sleeps, reports
+ * the uthread as ULT_STATE_BLOCKED, and moves the worker's queue to the
+ * other workers until it returns (threads bound to it stay).
+ */
+int ult_blocking(void *(*fn)(void *), void *arg, void **ret);
 
 /*
  * Synchronisation objects.

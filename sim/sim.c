@@ -67,6 +67,13 @@ mach_cpu_state(int cpu)
 	return (c->sleeping ? MACH_CPU_PARKED : MACH_CPU_SPINNING);
 }
 
+/* Virtual CPUs never block in a host kernel. */
+int
+mach_cpus_blocked(void)
+{
+	return (0);
+}
+
 int
 mach_idle_spinning(void)
 {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "../io/io.h"
 #include "runtime.h"
 
 int
@@ -20,7 +21,10 @@ state_of(struct ult_thread *ut)
 		return (ULT_STATE_FINISHED);
 	switch (ut->td.td_state) {
 	case TDS_RUNNING:
-		return (ULT_STATE_RUNNING);
+		return (ut->td.td_oncpu != NOCPU &&
+			    ULT_LD(&ult__rt.workers[ut->td.td_oncpu].blocked)
+			? ULT_STATE_BLOCKED
+			: ULT_STATE_RUNNING);
 	case TDS_INHIBITED:
 		return (ULT_STATE_SLEEPING);
 	default:
@@ -82,6 +86,8 @@ ult_cpu_info(int cpu, struct ult_cpu_info *out)
 	out->owed = ULT_LD(&w->nowed);
 	out->parks = ULT_LD(&w->nparks);
 	out->futex_wakes = ULT_LD(&w->nfutex_wakes);
+	out->handoffs = ULT_LD(&w->nhandoffs);
+	out->blocked = ULT_LD(&w->blocked);
 	return (0);
 }
 
@@ -109,6 +115,10 @@ static const struct sched_tunable rt_tunables[] = {
     {"ult.schedctl_bound_us", &ult__schedctl_bound_us, 0, 10000000, NULL, NULL},
     {"ult.tls", NULL, 0, 0, tls_get, NULL},
     {"ult.chaos_migrate", &ult__chaos_migrate, 0, 2, NULL, NULL},
+    {"ult.handoff_us", &ult__handoff_us, 0, 1000000, NULL, NULL},
+    {"ult.blocking_max", &ult__blocking_max, 1, 4096, NULL, NULL},
+    {"ult.blocking_idle_ms", &ult__blocking_idle_ms, 1, 3600000, NULL, NULL},
+    {"ult.blocking_threads", NULL, 0, 0, ult__blocking_threads, NULL},
     {NULL, NULL, 0, 0, NULL, NULL},
 };
 

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "../util/mem.h"
+#include "../io/io.h"
 #include "runtime.h"
 #include "tls.h"
 
@@ -134,10 +135,12 @@ configure(const struct ult_config *cfg, int nos)
 static void
 teardown(int workers, int clock, int policy)
 {
+	ult__blocking_fini();
 	if (clock)
 		ult__clock_stop();
 	if (workers)
 		ult__workers_stop();
+	ult__io_fini();
 	if (policy)
 		ult__rt.sched->fini();
 	ult__preempt_fini();
@@ -195,7 +198,7 @@ start(const struct ult_config *cfg)
 	}
 	if ((err = ult__stacks_init()) != 0 ||
 	    (err = ult__timers_init(ult__rt.ncpu + 1)) != 0 ||
-	    (err = ult__signals_init()) != 0 ||
+	    (err = ult__io_init()) != 0 || (err = ult__signals_init()) != 0 ||
 	    (err = ult__preempt_init()) != 0 ||
 	    (err = ult__rt.sched->init()) != 0)
 		goto fail;

@@ -82,7 +82,15 @@ mach_ipi_preempt(int cpu)
 int
 mach_cpu_state(int cpu)
 {
-	return (ULT_LD(&ult__rt.workers[cpu].state));
+	struct ult__worker *w = &ult__rt.workers[cpu];
+
+	return (ULT_LD(&w->blocked) ? MACH_CPU_BLOCKED : ULT_LD(&w->state));
+}
+
+int
+mach_cpus_blocked(void)
+{
+	return (ULT_LD(&ult__rt.nblocked));
 }
 
 int

@@ -134,20 +134,23 @@ struct ult__worker {
 	int clk_valid;
 	uint64_t last_switch_ns;
 	/* (a) cross-thread words */
-	atomic_uint park;  /* parker (worker.c): parked by k, unparked by
-			      anyone adding work */
-	atomic_int ipi;	   /* IPI_PREEMPT pending: set by others, cleared
-			      by k */
-	atomic_int busy;   /* running a uthread: written by k, read by the
-			      clock, which ticks it */
-	atomic_int ready;  /* the worker has started (ult_init waits) */
-	atomic_int tid;	   /* kernel thread id, for the preemption signal */
-	atomic_int kicked; /* a preemption signal is in flight: set by the
-			      kicker, cleared by k's handler */
-	atomic_int owed;   /* a preemption was deferred: set by k, retried
-			      and cleared by the clock */
-	atomic_int state;  /* MACH_CPU_*: written by k, read by the policy
-			      (mach_cpu_state) */
+	atomic_uint park;   /* parker (worker.c): parked by k, unparked by
+			       anyone adding work */
+	atomic_int ipi;	    /* IPI_PREEMPT pending: set by others, cleared
+			       by k */
+	atomic_int busy;    /* running a uthread: written by k, read by the
+			       clock, which ticks it */
+	atomic_int ready;   /* the worker has started (ult_init waits) */
+	atomic_int tid;	    /* kernel thread id, for the preemption signal */
+	atomic_int kicked;  /* a preemption signal is in flight: set by the
+			       kicker, cleared by k's handler */
+	atomic_int owed;    /* a preemption was deferred: set by k, retried
+			       and cleared by the clock */
+	atomic_int state;   /* MACH_CPU_*: written by k, read by the policy
+			       (mach_cpu_state) */
+	atomic_int blocked; /* blocked in the kernel: set by the clock
+			       thread (handoff.c), cleared by it or k */
+	atomic_uint_fast64_t nhandoffs; /* written by the clock thread */
 	/* (k, a) statistics, read by ult_cpu_info */
 	atomic_uint_fast64_t npreempt, nowed, nparks, nfutex_wakes;
 	atomic_uint_fast64_t nswitch, idle_ns, busy_ns;
@@ -197,6 +200,8 @@ struct ult__runtime {
 	atomic_uint nthreads ULT_ALIGNED_CL;  /* uthreads not yet exited;
 						 futex word */
 	atomic_int nspinning ULT_ALIGNED_CL;  /* workers spinning idle */
+	atomic_int nblocked;		      /* workers blocked in the kernel
+						 (handoff.c) */
 	atomic_uint_fast64_t next_id ULT_ALIGNED_CL; /* ids handed out */
 };
 
@@ -336,6 +341,16 @@ int ult__worker_stranded(int cpu);
 int ult__clock_start(void);
 void ult__clock_stop(void);
 void ult__clock_kick(uint64_t deadline_ns);
+/* Wake the clock thread to look at its state again (I/O was armed). */
+void ult__clock_rearm(void);
+
+/* handoff.c: the clock thread's look at a busy worker at a stat tick: one
+ * that has run the same uthread for ult.handoff_us while its kernel thread
+ * sleeps is blocked in the kernel, and its queue goes to the others. */
+extern atomic_int ult__handoff_us;
+void ult__handoff_tick(int cpu);
+void ult__handoff_set(struct ult__worker *w, int on);
+void ult__handoff_fini(void);
 
 /* stack.c */
 int ult__stacks_init(void);

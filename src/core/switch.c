@@ -107,6 +107,8 @@ switch_to(struct ult__worker *w, struct ult_thread *from, struct ult_thread *to,
 	ULT_ST(&from->oncpu, 0);
 	ULT_ST(&to->oncpu, 1);
 	ULT_ST(&w->nswitch, ULT_LD(&w->nswitch) + 1);
+	if (ULT_UNLIKELY(ULT_LD(&w->blocked)))
+		ult__handoff_set(w, 0); /* back from the kernel */
 	if (from == &w->idle)
 		ult__worker_became_busy(w);
 	else if (to == &w->idle)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "../arch/cpu.h"
+#include "../io/io.h"
 #include "runtime.h"
 #include "tls.h"
 
@@ -161,6 +162,13 @@ idle_loop(struct ult__worker *w)
 		if (spinning)
 			spin_release(w);
 		spinning = 0;
+		/* Before sleeping, take what the poller has (Go's findrunnable
+		 * polls the network the same way): a wakeup it makes may be
+		 * for this CPU. */
+		if (ULT_LD(&ult__io_armed) && ult__io_poll_now() > 0) {
+			until = 0;
+			continue;
+		}
 		if (s->idle_enter(w->id, st))
 			continue;
 		if (ULT_LD(&ult__rt.stopping)) {

@@ -48,9 +48,15 @@ void mach_ipi_preempt(int cpu);
 enum {
 	MACH_CPU_RUNNING = 0,
 	MACH_CPU_SPINNING,
-	MACH_CPU_PARKED
+	MACH_CPU_PARKED,
+	/* ult: its host thread sleeps in the kernel inside the thread it
+	 * runs (a blocking system call): it cannot run anything else until
+	 * that returns, so new work should go elsewhere. */
+	MACH_CPU_BLOCKED
 };
 int mach_cpu_state(int cpu);
+/* How many CPUs are MACH_CPU_BLOCKED now (stale as well). */
+int mach_cpus_blocked(void);
 /* How many CPUs are MACH_CPU_SPINNING now (stale as well).  An idle CPU
  * that stops spinning checks its queue again after it stopped counting,
  * with a full fence, so a caller that queued work, fenced and then saw a

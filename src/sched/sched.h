@@ -159,6 +159,13 @@ struct sched_ops {
 	void (*unbind)(struct thread *td);
 	int (*is_bound)(struct thread *td);
 
+	/* ult: cpu's host thread is blocked in the kernel inside the thread
+	 * it runs (mach_cpu_state says MACH_CPU_BLOCKED): move what is
+	 * queued there and may migrate to CPUs that can run it, and wake
+	 * them.  Called from the clock, no lock held; takes the run-queue
+	 * locks itself.  Returns how many threads moved. */
+	int (*evacuate)(int cpu);
+
 	/*
 	 * The idle thread's loop, split at the points where it waits.  The
 	 * host calls idle_poll again every poll interval while it spins

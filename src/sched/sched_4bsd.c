@@ -674,6 +674,21 @@ bsd_bind(struct thread *td, int cpu)
 	return (0);
 }
 
+/*
+ * ult: cpu's host thread blocks in the kernel (sched.h, evacuate).  The
+ * global queue is every CPU's already; an idle CPU is told in case the
+ * last wakeup went to cpu.  Threads bound to cpu wait for it.
+ */
+static int
+bsd_evacuate(int cpu)
+{
+	mtx_lock(&bsd_sched_lock);
+	if (ULT_LD(&bsd_runq_global_len) > 0)
+		forward_wakeup(cpu);
+	mtx_unlock(&bsd_sched_lock);
+	return (0);
+}
+
 static int
 bsd_is_bound(struct thread *td)
 {
@@ -779,6 +794,7 @@ const struct sched_ops ult__sched_4bsd = {
     .bind = bsd_bind,
     .unbind = bsd_unbind,
     .is_bound = bsd_is_bound,
+    .evacuate = bsd_evacuate,
     .idle_poll = bsd_idle_poll,
     .idle_enter = bsd_idle_enter,
     .idle_exit = bsd_idle_exit,

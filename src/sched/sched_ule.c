@@ -916,6 +916,7 @@ const struct sched_ops ult__sched_ule = {
     .bind = ule_bind,
     .unbind = ule_unbind,
     .is_bound = ule_is_bound,
+    .evacuate = ule_evacuate,
     .idle_poll = ule_idle_poll,
     .idle_enter = ule_idle_enter,
     .idle_exit = ule_idle_exit,

@@ -256,6 +256,7 @@ void ule_wakep(int self);
 extern atomic_int ule_wakep_tick;
 void ule_tdq_trysteal(struct tdq *tdq);
 void ule_balance(void);
+int ule_evacuate(int cpu);
 struct tdq *ule_setcpu(struct thread *td, int cpu, int flags);
 struct mtx *ule_switch_migrate(struct tdq *tdq, struct thread *td, int flags);
 

@@ -200,11 +200,27 @@ parked_for_less(struct tdq *tdq)
  * loaded CPU.  Finally the waker's own CPU wins if it runs something worse
  * and is not much busier, to keep producer and consumer together.
  */
+/* ult: the CPUs whose host thread is not blocked in the kernel (all of
+ * them, without building a set, in the usual case). */
+static const cpuset_t *
+usable_cpus(cpuset_t *set)
+{
+	if (mach_cpus_blocked() == 0)
+		return (&ule_all_cpus);
+	*set = ule_all_cpus;
+	for (int c = 0; c < ule_ncpu; c++)
+		if (mach_cpu_state(c) == MACH_CPU_BLOCKED)
+			CS_CLR(c, set);
+	return (set);
+}
+
 int
 ule_pickcpu(struct thread *td, int flags, int self, int now)
 {
 	struct td_sched *ts = td_get_sched(td);
 	const struct cpu_group *cg, *ccg;
+	const cpuset_t *mask;
+	cpuset_t avail;
 	struct tdq *tdq;
 	int cpu, pri, r;
 
@@ -242,12 +258,16 @@ ule_pickcpu(struct thread *td, int flags, int self, int now)
 	cpu = -1;
 	pri = td->td_priority;
 	r = TD_IS_RUNNING(td);
+	mask = usable_cpus(&avail);
 	if (ccg != NULL)
-		cpu = sched_lowest(ccg, &ule_all_cpus,
-		    imax(pri, PRI_MAX_TIMESHARE), INT_MAX, ts->ts_cpu, r);
+		cpu = sched_lowest(ccg, mask, imax(pri, PRI_MAX_TIMESHARE),
+		    INT_MAX, ts->ts_cpu, r);
 	if (cpu < 0)
-		cpu = sched_lowest(ule_cpu_top, &ule_all_cpus, pri, INT_MAX,
-		    ts->ts_cpu, r);
+		cpu = sched_lowest(ule_cpu_top, mask, pri, INT_MAX, ts->ts_cpu,
+		    r);
+	if (cpu < 0)
+		cpu =
+		    sched_lowest(ule_cpu_top, mask, -1, INT_MAX, ts->ts_cpu, r);
 	if (cpu < 0)
 		cpu = sched_lowest(ule_cpu_top, &ule_all_cpus, -1, INT_MAX,
 		    ts->ts_cpu, r);
@@ -439,6 +459,41 @@ tdq_move(struct tdq *from, struct tdq *to)
 	thread_lock_unblock(td, TDQ_LOCKPTR(to));
 	td_get_sched(td)->ts_cpu = TDQ_ID(to);
 	return (ule_tdq_add(to, td, SRQ_YIELDING));
+}
+
+/*
+ * ult: cpu's host thread blocks in the kernel (see sched.h, evacuate).
+ * Hand every queued thread that may migrate to the least loaded usable
+ * CPU, one at a time as the balancer moves them, and notify it.
+ */
+int
+ule_evacuate(int cpu)
+{
+	struct tdq *from = TDQ_CPU(cpu);
+	int moved = 0;
+
+	for (int n = TDQ_LOAD(from); n > 0; n--) {
+		cpuset_t avail;
+		const cpuset_t *mask = usable_cpus(&avail);
+		struct tdq *to;
+		int c, lowpri;
+
+		if (TDQ_TRANSFERABLE(from) == 0)
+			break;
+		c = sched_lowest(ule_cpu_top, mask, -1, INT_MAX, -1, 0);
+		if (c < 0 || c == cpu)
+			break;
+		to = TDQ_CPU(c);
+		tdq_lock_pair(from, to);
+		lowpri = tdq_move(from, to);
+		if (lowpri >= 0)
+			ule_tdq_notify(to, lowpri);
+		tdq_unlock_pair(from, to);
+		if (lowpri < 0)
+			break;
+		moved++;
+	}
+	return (moved);
 }
 
 /* Next group to search after cg found nothing; see ule_tdq_idled(). */

@@ -20,6 +20,7 @@
 #include <sys/prctl.h>
 
 #include "../core/runtime.h"
+#include "../io/io.h"
 
 #define STAT_PERIOD_NS (1000000000ull / ULT_STATHZ)
 
@@ -28,6 +29,7 @@ static struct {
 	atomic_uint seq;	 /* futex word: bumped by every kick */
 	_Atomic uint64_t target; /* when the clock thread wakes next */
 	atomic_int idle_mode;	 /* sleeping because no worker is busy */
+	atomic_int in_epoll;	 /* sleeping in the poller: kick its eventfd */
 	atomic_int stop;
 } clk;
 
@@ -48,6 +50,7 @@ stat_ticks(int cnt)
 			ult__tls_actcpu = i;
 			ult__rt.sched->clock(i, cnt);
 			ult__preempt_retry(i);
+			ult__handoff_tick(i);
 		}
 	}
 	ult__tls_actcpu = -1;
@@ -92,8 +95,17 @@ clock_main(void *arg)
 			continue;
 		if (target != UINT64_MAX && target <= ult__now())
 			continue;
-		ult__futex_wait(&clk.seq, seq,
-		    target == UINT64_MAX ? 0 : target);
+		if (!ULT_LD(&ult__io_armed)) {
+			ult__futex_wait(&clk.seq, seq,
+			    target == UINT64_MAX ? 0 : target);
+			continue;
+		}
+		/* Pairs with wake(): it bumps seq, then looks at in_epoll. */
+		ULT_ST(&clk.in_epoll, 1);
+		ULT_FENCE();
+		if (ULT_LD(&clk.seq) == seq)
+			ult__io_clock_wait(target);
+		ULT_ST(&clk.in_epoll, 0);
 	}
 	return (NULL);
 }
@@ -102,7 +114,16 @@ static void
 wake(void)
 {
 	atomic_fetch_add(&clk.seq, 1);
-	ult__futex_wake(&clk.seq, 1);
+	if (ULT_LD(&clk.in_epoll))
+		ult__io_kick();
+	else
+		ult__futex_wake(&clk.seq, 1);
+}
+
+void
+ult__clock_rearm(void)
+{
+	wake();
 }
 
 void
@@ -120,6 +141,7 @@ ult__clock_start(void)
 	atomic_init(&clk.seq, 0);
 	atomic_init(&clk.target, 0);
 	atomic_init(&clk.idle_mode, 0);
+	atomic_init(&clk.in_epoll, 0);
 	atomic_init(&clk.stop, 0);
 	return (ult__os_thread(&clk.thread, clock_main, NULL));
 }
@@ -130,4 +152,5 @@ ult__clock_stop(void)
 	ULT_ST(&clk.stop, 1);
 	wake();
 	pthread_join(clk.thread, NULL);
+	ult__handoff_fini();
 }

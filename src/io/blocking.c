@@ -1,0 +1,210 @@
+/*
+ * ult_blocking: calls no poller covers run on helper kernel threads while
+ * the calling uthread sleeps on its job (the job's address is the wait
+ * channel).  Helpers start on demand up to ult.blocking_max, take jobs in
+ * FIFO order, and exit after ult.blocking_idle_ms without one.  The pool
+ * is plain pthreads: its lock is held for a few instructions, by uthreads
+ * too, which is safe because nothing blocks under it.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <time.h>
+
+#include "../core/runtime.h"
+#include "../sync/sleepq.h"
+#include "../util/fault.h"
+#include "io.h"
+
+atomic_int ult__blocking_max = 64;
+atomic_int ult__blocking_idle_ms = 10000;
+
+struct job {
+	void *(*fn)(void *);
+	void *arg;
+	void *ret;
+	int err;	 /* errno as fn left it */
+	atomic_int done; /* under the job's chain lock */
+	struct job *next;
+};
+
+/* Locking key: p, pool.lock. */
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t work;	/* (p) a job was queued, or stop */
+	pthread_cond_t gone;	/* (p) a helper exited */
+	pthread_once_t once;
+	struct job *head, *tail; /* (p) */
+	int nthreads, nidle;	 /* (p) */
+	int stop;		 /* (p) */
+} pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT};
+
+static void
+pool_init(void)
+{
+	pthread_condattr_t ca;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&pool.work, &ca);
+	pthread_cond_init(&pool.gone, &ca);
+	pthread_condattr_destroy(&ca);
+}
+
+static void
+job_finish(struct job *j)
+{
+	ult__sleepq_lock(j);
+	ULT_ST(&j->done, 1);
+	ult__sleepq_signal(j);
+	ult__sleepq_release(j);
+}
+
+static void *
+helper_main(void *arg)
+{
+	(void)arg;
+	ult__os_set_name("ult-blocking");
+	pthread_mutex_lock(&pool.lock);
+	for (;;) {
+		struct job *j = pool.head;
+		struct timespec ts;
+
+		if (j != NULL) {
+			if ((pool.head = j->next) == NULL)
+				pool.tail = NULL;
+			pthread_mutex_unlock(&pool.lock);
+			errno = 0;
+			j->ret = j->fn(j->arg);
+			j->err = errno;
+			job_finish(j);
+			pthread_mutex_lock(&pool.lock);
+			continue;
+		}
+		if (pool.stop)
+			break;
+		ult__os_timespec(ult__now() +
+			(uint64_t)ULT_LD(&ult__blocking_idle_ms) * 1000000u,
+		    &ts);
+		pool.nidle++;
+		int r = pthread_cond_timedwait(&pool.work, &pool.lock, &ts);
+		pool.nidle--;
+		if (r == ETIMEDOUT && pool.head == NULL)
+			break;
+	}
+	pool.nthreads--;
+	pthread_cond_broadcast(&pool.gone);
+	pthread_mutex_unlock(&pool.lock);
+	return (NULL);
+}
+
+/* pool.lock held: queue j and see that a helper will take it; EAGAIN if
+ * there is none and none can be started. */
+static int
+submit(struct job *j)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	int err = 0;
+
+	j->next = NULL;
+	if (pool.tail != NULL)
+		pool.tail->next = j;
+	else
+		pool.head = j;
+	pool.tail = j;
+	if (pool.nidle > 0) {
+		pthread_cond_signal(&pool.work);
+		return (0);
+	}
+	if (pool.nthreads >= ULT_LD(&ult__blocking_max))
+		return (0); /* a busy helper takes it next */
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (ult__fault(ULT__FAULT_THREAD))
+		err = EAGAIN;
+	else
+		err = pthread_create(&t, &attr, helper_main, NULL);
+	pthread_attr_destroy(&attr);
+	if (err == 0) {
+		pool.nthreads++;
+		return (0);
+	}
+	if (pool.nthreads > 0)
+		return (0);
+	/* Nobody will run it: take it back (it is the only job). */
+	pool.head = pool.tail = NULL;
+	return (EAGAIN);
+}
+
+int
+ult_blocking(void *(*fn)(void *), void *arg, void **ret)
+{
+	struct ult_thread *ut = ult__self_ut();
+	struct ult__waiter w;
+	struct job j;
+	int err;
+
+	if (fn == NULL)
+		return (EINVAL);
+	if (ut == NULL) {
+		void *r = fn(arg);
+
+		if (ret != NULL)
+			*ret = r;
+		return (0);
+	}
+	if (!ult__running())
+		return (ENXIO);
+	pthread_once(&pool.once, pool_init);
+	j.fn = fn;
+	j.arg = arg;
+	j.ret = NULL;
+	j.err = 0;
+	atomic_init(&j.done, 0);
+	pthread_mutex_lock(&pool.lock);
+	pool.stop = 0;
+	err = submit(&j);
+	pthread_mutex_unlock(&pool.lock);
+	if (err != 0)
+		return (err);
+	for (;;) {
+		ult__sleepq_lock(&j);
+		if (ULT_LD(&j.done)) {
+			ult__sleepq_release(&j);
+			break;
+		}
+		ult__waiter_self(&w);
+		ult__sleepq_add(&j, &w);
+		ult__sleepq_wait(&j, &w, 0);
+	}
+	ult__userret();
+	if (ret != NULL)
+		*ret = j.ret;
+	errno = j.err;
+	return (0);
+}
+
+long
+ult__blocking_threads(void)
+{
+	long n;
+
+	pthread_mutex_lock(&pool.lock);
+	n = pool.nthreads;
+	pthread_mutex_unlock(&pool.lock);
+	return (n);
+}
+
+/* At shutdown no uthread is left, so no job is queued or running: tell
+ * the idle helpers to go and wait until they have. */
+void
+ult__blocking_fini(void)
+{
+	pthread_once(&pool.once, pool_init);
+	pthread_mutex_lock(&pool.lock);
+	pool.stop = 1;
+	pthread_cond_broadcast(&pool.work);
+	while (pool.nthreads > 0)
+		pthread_cond_wait(&pool.gone, &pool.lock);
+	pthread_mutex_unlock(&pool.lock);
+}

@@ -1,0 +1,63 @@
+/*
+ * The I/O layer: the poller (poll.c), the POSIX stand-ins (wrap.c) and
+ * the helper threads for blocking calls (blocking.c).  See DESIGN.md,
+ * "I/O".
+ */
+#ifndef ULT_IO_IO_H
+#define ULT_IO_IO_H
+
+#include <stdint.h>
+
+#include "../util/atomic.h"
+
+/* Directions a waiter waits for, and edges the poller has seen. */
+#define IO_RD 0x1u
+#define IO_WR 0x2u
+
+/* poll.c: create the epoll instance and the clock's kick eventfd (at
+ * ult_init), and close them (at shutdown or a failed start). */
+int ult__io_init(void);
+void ult__io_fini(void);
+
+/* Some fd has been registered: idle workers and the clock poll. */
+extern atomic_int ult__io_armed;
+
+/* Take the events ready now and wake their waiters; a worker about to
+ * park calls it.  Returns how many waiters it woke. */
+int ult__io_poll_now(void);
+
+/* The clock thread's sleep while I/O is armed: wait for events, a kick
+ * (ult__io_kick) or the deadline (UINT64_MAX: none), handling events. */
+void ult__io_clock_wait(uint64_t deadline_ns);
+void ult__io_kick(void);
+
+/*
+ * A uthread's hold on an fd's poller state: ult__io_ref looks it up (0;
+ * EINVAL fd out of range; ENOMEM) and notes its generation, which
+ * ult_close bumps.  ult__io_await then registers fd with the poller and
+ * sleeps once, until an edge in one of `dirs', ult_close (EBADF) or the
+ * deadline (ETIMEDOUT; 0: none); 0 means "look again", possibly for a
+ * stale edge.  EBUSY: another uthread waits in that direction.
+ */
+struct io_fd;
+struct ult__io_ref {
+	struct io_fd *e;
+	unsigned gen;
+	int fd;
+};
+int ult__io_ref(int fd, struct ult__io_ref *ref);
+int ult__io_await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline_ns);
+
+/* Block the calling uthread until fd is ready for `events' (poll(2)
+ * bits), the deadline passes or it is closed: ult_wait_fd's core. */
+int ult__io_wait(int fd, int events, uint64_t deadline_ns, int *revents);
+
+/* fcntl(F_GETFL) says O_NONBLOCK: 1; 0; -1 with errno (EBADF). */
+int ult__io_nonblocking(int fd);
+
+/* blocking.c: stop the idle helpers (at shutdown). */
+void ult__blocking_fini(void);
+extern atomic_int ult__blocking_max, ult__blocking_idle_ms;
+long ult__blocking_threads(void);
+
+#endif

@@ -1,0 +1,407 @@
+/*
+ * The POSIX stand-ins (ult_read, ult_send, ...): the call itself, made so
+ * that it cannot block, and a wait on the poller when it would have.
+ *
+ * Sockets take MSG_DONTWAIT per call, which leaves the descriptor's own
+ * flags alone, so a program (or another process) sharing it sees no
+ * change.  Other descriptors (pipes, ttys, eventfds) have no per-call
+ * flag: the stand-in waits until poll(2) says ready, then makes the
+ * blocking call, which returns at once unless somebody else drained the
+ * fd in between (then the worker blocks, and the clock thread's handoff
+ * keeps its queue moving).  A descriptor the program made non-blocking
+ * gets the plain call: EAGAIN is its answer.  A blocking send on a stream
+ * socket sends everything, as send(2) does, so it loops over partial
+ * sends; MSG_WAITALL loops the same way for receives.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../core/runtime.h"
+#include "io.h"
+
+/* Enough iovecs for the stand-ins' own copy; larger arrays go to the
+ * heap. */
+#define IOV_LOCAL 16
+
+static int
+in_uthread(void)
+{
+	return (ult__self_ut() != NULL && ult__running());
+}
+
+static int
+again(ssize_t r)
+{
+	return (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+}
+
+/*
+ * The call said EAGAIN: 0 after a wait to try again, or -1 with errno
+ * (EAGAIN itself for a non-blocking fd).  ref is looked up on the first
+ * wait, so a call that never waits never touches the poller.
+ */
+static int
+wait_again(int fd, unsigned dir, struct ult__io_ref *ref)
+{
+	int err;
+
+	if (ref->e == NULL) {
+		int nb = ult__io_nonblocking(fd);
+
+		if (nb != 0) {
+			if (nb > 0)
+				errno = EAGAIN;
+			return (-1);
+		}
+		if ((err = ult__io_ref(fd, ref)) != 0) {
+			errno = err;
+			return (-1);
+		}
+	}
+	if ((err = ult__io_await(ref, dir, 0)) != 0) {
+		errno = err;
+		return (-1);
+	}
+	return (0);
+}
+
+/* A descriptor that is not a socket: wait until ready for `events', then
+ * the caller makes the call.  0, or -1 with errno. */
+static int
+wait_ready(int fd, int events)
+{
+	int nb = ult__io_nonblocking(fd), err;
+
+	if (nb != 0)
+		return (nb > 0 ? 0 : -1);
+	err = ult__io_wait(fd, events, 0, NULL);
+	if (err == EINVAL)
+		return (0); /* cannot be polled (a regular file): just call */
+	if (err != 0) {
+		errno = err;
+		return (-1);
+	}
+	return (0);
+}
+
+/* Drop `done' bytes from the front of an iovec array (a private copy). */
+static void
+iov_advance(struct iovec **iov, int *cnt, size_t done)
+{
+	while (*cnt > 0 && done >= (*iov)->iov_len) {
+		done -= (*iov)->iov_len;
+		(*iov)++;
+		(*cnt)--;
+	}
+	if (*cnt > 0 && done > 0) {
+		(*iov)->iov_base = (char *)(*iov)->iov_base + done;
+		(*iov)->iov_len -= done;
+	}
+}
+
+static size_t
+iov_total(const struct iovec *iov, size_t cnt)
+{
+	size_t t = 0;
+
+	for (size_t i = 0; i < cnt; i++)
+		t += iov[i].iov_len;
+	return (t);
+}
+
+/*
+ * The engine under every socket stand-in: recvmsg or sendmsg with
+ * MSG_DONTWAIT, waiting on EAGAIN; a send, or a receive with MSG_WAITALL,
+ * goes on until the whole length has moved.  ENOTSOCK is returned for the
+ * caller to handle.
+ */
+static ssize_t
+xfer(int fd, struct msghdr *msg, int flags, int out)
+{
+	struct iovec local[IOV_LOCAL], *copy = local, *iov;
+	struct ult__io_ref ref = {NULL, 0, fd};
+	struct msghdr m = *msg;
+	int all = out || (flags & MSG_WAITALL), cnt = (int)m.msg_iovlen;
+	size_t want = iov_total(msg->msg_iov, msg->msg_iovlen), done = 0;
+	ssize_t r = 0;
+
+	if (m.msg_iovlen > IOV_LOCAL &&
+	    (copy = malloc(m.msg_iovlen * sizeof(*copy))) == NULL) {
+		errno = ENOMEM;
+		return (-1);
+	}
+	if (m.msg_iovlen > 0)
+		memcpy(copy, msg->msg_iov, m.msg_iovlen * sizeof(*copy));
+	iov = copy;
+	for (;;) {
+		m.msg_iov = iov;
+		m.msg_iovlen = (size_t)cnt;
+		r = out ? sendmsg(fd, &m, flags | MSG_DONTWAIT)
+			: recvmsg(fd, &m, flags | MSG_DONTWAIT);
+		if (r >= 0 && !out && done == 0) {
+			/* What the first receive says about the message. */
+			msg->msg_namelen = m.msg_namelen;
+			msg->msg_controllen = m.msg_controllen;
+			msg->msg_flags = m.msg_flags;
+		}
+		if (r > 0) {
+			done += (size_t)r;
+			/* A datagram moves whole; only a stream goes on. */
+			if (!all || done >= want ||
+			    (!out && (m.msg_flags & MSG_TRUNC)))
+				break;
+			iov_advance(&iov, &cnt, (size_t)r);
+			/* The address and control data went with the first. */
+			m.msg_name = NULL;
+			m.msg_namelen = 0;
+			m.msg_control = NULL;
+			m.msg_controllen = 0;
+			continue;
+		}
+		if (r == 0 && (!out || want == 0))
+			break; /* end of file, or nothing to send */
+		if (!again(r) || (flags & MSG_DONTWAIT) ||
+		    wait_again(fd, out ? IO_WR : IO_RD, &ref) != 0)
+			break;
+	}
+	if (copy != local)
+		free(copy);
+	return (done > 0 ? (ssize_t)done : r);
+}
+
+static ssize_t
+xfer_buf(int fd, void *buf, size_t n, int flags, int out)
+{
+	struct iovec v = {buf, n};
+	struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1};
+
+	return (xfer(fd, &m, flags, out));
+}
+
+ssize_t
+ult_read(int fd, void *buf, size_t n)
+{
+	ssize_t r;
+
+	if (!in_uthread())
+		return (read(fd, buf, n));
+	if ((r = xfer_buf(fd, buf, n, 0, 0)) >= 0 || errno != ENOTSOCK)
+		return (r);
+	if (wait_ready(fd, POLLIN) != 0)
+		return (-1);
+	return (read(fd, buf, n));
+}
+
+ssize_t
+ult_write(int fd, const void *buf, size_t n)
+{
+	ssize_t r;
+
+	if (!in_uthread())
+		return (write(fd, buf, n));
+	if ((r = xfer_buf(fd, (void *)buf, n, 0, 1)) >= 0 ||
+	    errno != ENOTSOCK)
+		return (r);
+	if (wait_ready(fd, POLLOUT) != 0)
+		return (-1);
+	return (write(fd, buf, n));
+}
+
+ssize_t
+ult_readv(int fd, const struct iovec *iov, int iovcnt)
+{
+	struct msghdr m = {.msg_iov = (struct iovec *)iov};
+	ssize_t r;
+
+	if (!in_uthread() || iovcnt < 0)
+		return (readv(fd, iov, iovcnt));
+	m.msg_iovlen = (size_t)iovcnt;
+	if ((r = xfer(fd, &m, 0, 0)) >= 0 || errno != ENOTSOCK)
+		return (r);
+	if (wait_ready(fd, POLLIN) != 0)
+		return (-1);
+	return (readv(fd, iov, iovcnt));
+}
+
+ssize_t
+ult_writev(int fd, const struct iovec *iov, int iovcnt)
+{
+	struct msghdr m = {.msg_iov = (struct iovec *)iov};
+	ssize_t r;
+
+	if (!in_uthread() || iovcnt < 0)
+		return (writev(fd, iov, iovcnt));
+	m.msg_iovlen = (size_t)iovcnt;
+	if ((r = xfer(fd, &m, 0, 1)) >= 0 || errno != ENOTSOCK)
+		return (r);
+	if (wait_ready(fd, POLLOUT) != 0)
+		return (-1);
+	return (writev(fd, iov, iovcnt));
+}
+
+ssize_t
+ult_recv(int fd, void *buf, size_t n, int flags)
+{
+	if (!in_uthread())
+		return (recv(fd, buf, n, flags));
+	return (xfer_buf(fd, buf, n, flags, 0));
+}
+
+ssize_t
+ult_send(int fd, const void *buf, size_t n, int flags)
+{
+	if (!in_uthread())
+		return (send(fd, buf, n, flags));
+	return (xfer_buf(fd, (void *)buf, n, flags, 1));
+}
+
+ssize_t
+ult_recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from,
+    socklen_t *fromlen)
+{
+	struct iovec v = {buf, n};
+	struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1};
+	ssize_t r;
+
+	if (!in_uthread())
+		return (recvfrom(fd, buf, n, flags, from, fromlen));
+	if (from != NULL && fromlen != NULL) {
+		m.msg_name = from;
+		m.msg_namelen = *fromlen;
+	}
+	if ((r = xfer(fd, &m, flags, 0)) >= 0 && from != NULL &&
+	    fromlen != NULL)
+		*fromlen = m.msg_namelen;
+	return (r);
+}
+
+ssize_t
+ult_sendto(int fd, const void *buf, size_t n, int flags,
+    const struct sockaddr *to, socklen_t tolen)
+{
+	struct iovec v = {(void *)buf, n};
+	struct msghdr m = {.msg_name = (void *)to,
+	    .msg_namelen = to != NULL ? tolen : 0,
+	    .msg_iov = &v,
+	    .msg_iovlen = 1};
+
+	if (!in_uthread())
+		return (sendto(fd, buf, n, flags, to, tolen));
+	return (xfer(fd, &m, flags, 1));
+}
+
+ssize_t
+ult_recvmsg(int fd, struct msghdr *msg, int flags)
+{
+	if (!in_uthread() || msg == NULL)
+		return (recvmsg(fd, msg, flags));
+	return (xfer(fd, msg, flags, 0));
+}
+
+ssize_t
+ult_sendmsg(int fd, const struct msghdr *msg, int flags)
+{
+	struct msghdr m;
+
+	if (!in_uthread() || msg == NULL)
+		return (sendmsg(fd, msg, flags));
+	m = *msg;
+	return (xfer(fd, &m, flags, 1));
+}
+
+int
+ult_accept4(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags)
+{
+	if (in_uthread() && wait_ready(fd, POLLIN) != 0)
+		return (-1);
+	return (accept4(fd, addr, addrlen, flags));
+}
+
+/*
+ * connect(2) on a blocking socket waits for the handshake: start it with
+ * O_NONBLOCK set for the call alone, then wait until the socket is
+ * writable and read the outcome from SO_ERROR.
+ */
+int
+ult_connect(int fd, const struct sockaddr *addr, socklen_t addrlen)
+{
+	int fl, r, err;
+	socklen_t len = sizeof(err);
+
+	if (!in_uthread() || (fl = fcntl(fd, F_GETFL)) < 0 ||
+	    (fl & O_NONBLOCK))
+		return (connect(fd, addr, addrlen));
+	if (fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
+		return (connect(fd, addr, addrlen));
+	r = connect(fd, addr, addrlen);
+	err = errno;
+	fcntl(fd, F_SETFL, fl);
+	if (r == 0 || err != EINPROGRESS) {
+		errno = err;
+		return (r);
+	}
+	if ((err = ult__io_wait(fd, POLLOUT, 0, NULL)) != 0 ||
+	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
+		if (err != 0)
+			errno = err;
+		return (-1);
+	}
+	if (err != 0) {
+		errno = err;
+		return (-1);
+	}
+	return (0);
+}
+
+struct poll_call {
+	struct pollfd *fds;
+	nfds_t nfds;
+	int timeout;
+};
+
+static void *
+poll_helper(void *arg)
+{
+	struct poll_call *c = arg;
+
+	return ((void *)(intptr_t)poll(c->fds, c->nfds, c->timeout));
+}
+
+int
+ult_poll(struct pollfd *fds, nfds_t nfds, int timeout)
+{
+	struct poll_call c = {fds, nfds, timeout};
+	uint64_t deadline;
+	void *ret;
+	int r, err;
+
+	if (!in_uthread() || timeout == 0)
+		return (poll(fds, nfds, timeout));
+	if ((r = poll(fds, nfds, 0)) != 0)
+		return (r);
+	deadline = timeout < 0 ? 0
+			       : ult__now() + (uint64_t)timeout * 1000000u;
+	if (nfds == 0) {
+		ult_sleep_until(deadline ? deadline : UINT64_MAX);
+		return (0);
+	}
+	if (nfds > 1 || fds[0].fd < 0 ||
+	    (fds[0].events & (POLLIN | POLLOUT)) == 0) {
+		if ((err = ult_blocking(poll_helper, &c, &ret)) != 0) {
+			errno = err;
+			return (-1);
+		}
+		return ((int)(intptr_t)ret);
+	}
+	err = ult__io_wait(fds[0].fd, fds[0].events, deadline, NULL);
+	if (err == ETIMEDOUT)
+		return (0);
+	if (err != 0 && err != EINVAL) {
+		errno = err;
+		return (-1);
+	}
+	return (poll(fds, nfds, 0));
+}

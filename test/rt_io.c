@@ -1,0 +1,673 @@
+/*
+ * The I/O layer: waiting on descriptors, the POSIX stand-ins over real
+ * loopback sockets, close while waiting, the helper pool, and a worker
+ * blocked in a raw read() whose queue the others take over.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "rt_test.h"
+
+static void
+set_long(const char *name, long v)
+{
+	CHECK_EQ(ult_sysctl(name, NULL, &v), 0);
+}
+
+static long
+get_long(const char *name)
+{
+	long v;
+
+	CHECK_EQ(ult_sysctl(name, &v, NULL), 0);
+	return (v);
+}
+
+/* Wait (from main, a foreign thread) until t sleeps. */
+static void
+wait_state(ult_thread_t *t, int state)
+{
+	for (int i = 0; rt_info(t).state != state; i++) {
+		CHECK(i < 20000);
+		usleep(500);
+	}
+}
+
+/* ---- ult_wait_fd ---- */
+
+static int wf_pipe[2];
+
+static void *
+wf_waiter(void *arg)
+{
+	int rev = 0, err;
+
+	(void)arg;
+	err = ult_wait_fd(wf_pipe[0], ULT_IN, 0, &rev);
+	CHECK_EQ(err, 0);
+	CHECK(rev & ULT_IN);
+	return ((void *)(intptr_t)rev);
+}
+
+void
+test_io_wait_fd(void)
+{
+	ult_thread_t *t;
+	int rev = 0;
+	char c = 'x';
+
+	rt_init(2, 0);
+	CHECK_EQ(pipe(wf_pipe), 0);
+	/* Argument checks, and a deadline that passes. */
+	CHECK_EQ(ult_wait_fd(wf_pipe[0], 0, 0, NULL), EINVAL);
+	CHECK_EQ(ult_wait_fd(-1, ULT_IN, 0, NULL), EBADF);
+	CHECK_EQ(ult_wait_fd(wf_pipe[0], ULT_IN, ult_now() + 1000000, &rev),
+	    ETIMEDOUT);
+	/* A waiter sleeps, as a thread of the runtime, until data comes. */
+	CHECK_EQ(ult_spawn(&t, NULL, wf_waiter, NULL), 0);
+	wait_state(t, ULT_STATE_SLEEPING);
+	CHECK_EQ(write(wf_pipe[1], &c, 1), 1);
+	CHECK_EQ(ult_join(t, NULL), 0);
+	/* Ready already: no wait, from a foreign thread too. */
+	CHECK_EQ(ult_wait_fd(wf_pipe[0], ULT_IN, 0, &rev), 0);
+	CHECK(rev & ULT_IN);
+	CHECK_EQ(ult_wait_fd(wf_pipe[1], ULT_OUT, 0, &rev), 0);
+	CHECK(rev & ULT_OUT);
+	close(wf_pipe[0]);
+	close(wf_pipe[1]);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/* A second reader is refused; a writer may wait beside the reader. */
+static atomic_int wb_result;
+
+static void *
+wb_second(void *arg)
+{
+	(void)arg;
+	atomic_store(&wb_result,
+	    ult_wait_fd(wf_pipe[0], ULT_IN, ult_now() + 1000000000, NULL));
+	return (NULL);
+}
+
+static void *
+wb_timed(void *arg)
+{
+	(void)arg;
+	CHECK_EQ(ult_wait_fd(wf_pipe[0], ULT_IN, ult_now() + 20000000, NULL),
+	    ETIMEDOUT);
+	return (NULL);
+}
+
+void
+test_io_wait_busy(void)
+{
+	ult_thread_t *a, *b;
+	char c = 'x';
+
+	rt_init(2, 0);
+	CHECK_EQ(pipe(wf_pipe), 0);
+	CHECK_EQ(ult_spawn(&a, NULL, wf_waiter, NULL), 0);
+	wait_state(a, ULT_STATE_SLEEPING);
+	atomic_store(&wb_result, -1);
+	CHECK_EQ(ult_spawn(&b, NULL, wb_second, NULL), 0);
+	CHECK_EQ(ult_join(b, NULL), 0);
+	CHECK_EQ(atomic_load(&wb_result), EBUSY);
+	CHECK_EQ(write(wf_pipe[1], &c, 1), 1);
+	CHECK_EQ(ult_join(a, NULL), 0);
+	CHECK_EQ(read(wf_pipe[0], &c, 1), 1);
+	/* The slot is free again once a waiter has timed out. */
+	CHECK_EQ(ult_spawn(&a, NULL, wb_timed, NULL), 0);
+	CHECK_EQ(ult_join(a, NULL), 0);
+	CHECK_EQ(ult_spawn(&a, NULL, wf_waiter, NULL), 0);
+	wait_state(a, ULT_STATE_SLEEPING);
+	CHECK_EQ(write(wf_pipe[1], &c, 1), 1);
+	CHECK_EQ(ult_join(a, NULL), 0);
+	close(wf_pipe[0]);
+	close(wf_pipe[1]);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/* ---- ult_close wakes the waiters ---- */
+
+static void *
+cw_reader(void *arg)
+{
+	char buf[8];
+	ssize_t r;
+
+	(void)arg;
+	r = ult_read(wf_pipe[0], buf, sizeof(buf));
+	CHECK_EQ(r, -1);
+	CHECK_EQ(errno, EBADF);
+	CHECK_EQ(ult_wait_fd(wf_pipe[0], ULT_IN, 0, NULL), EBADF);
+	return (NULL);
+}
+
+void
+test_io_close_wakes(void)
+{
+	ult_thread_t *t;
+
+	rt_init(2, 0);
+	CHECK_EQ(pipe(wf_pipe), 0);
+	CHECK_EQ(ult_spawn(&t, NULL, cw_reader, NULL), 0);
+	wait_state(t, ULT_STATE_SLEEPING);
+	CHECK_EQ(ult_close(wf_pipe[0]), 0);
+	CHECK_EQ(ult_join(t, NULL), 0);
+	close(wf_pipe[1]);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/* ---- a non-blocking descriptor keeps its meaning ---- */
+
+static void *
+nb_body(void *arg)
+{
+	char c;
+
+	(void)arg;
+	errno = 0;
+	CHECK_EQ(ult_read(wf_pipe[0], &c, 1), -1);
+	CHECK_EQ(errno, EAGAIN);
+	return (NULL);
+}
+
+void
+test_io_nonblocking(void)
+{
+	ult_thread_t *t;
+	int sv[2];
+	char c;
+
+	rt_init(2, 0);
+	CHECK_EQ(pipe2(wf_pipe, O_NONBLOCK), 0);
+	CHECK_EQ(ult_spawn(&t, NULL, nb_body, NULL), 0);
+	CHECK_EQ(ult_join(t, NULL), 0);
+	/* A blocking socket stays blocking after the stand-ins used it. */
+	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	CHECK_EQ(fcntl(sv[0], F_GETFL) & O_NONBLOCK, 0);
+	CHECK_EQ(ult_write(sv[1], "a", 1), 1);
+	CHECK_EQ(ult_read(sv[0], &c, 1), 1);
+	CHECK_EQ(fcntl(sv[0], F_GETFL) & O_NONBLOCK, 0);
+	close(sv[0]);
+	close(sv[1]);
+	close(wf_pipe[0]);
+	close(wf_pipe[1]);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/* ---- EOF and ECONNRESET ---- */
+
+static int lo_listener(int *port);
+static int lo_connect(int port);
+
+static void *
+eof_reader(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	char buf[16];
+
+	CHECK_EQ(ult_read(fd, buf, sizeof(buf)), 0);
+	return (NULL);
+}
+
+static void *
+reset_reader(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	char buf[16];
+
+	errno = 0;
+	CHECK_EQ(ult_recv(fd, buf, sizeof(buf), 0), -1);
+	CHECK_EQ(errno, ECONNRESET);
+	return (NULL);
+}
+
+void
+test_io_eof_reset(void)
+{
+	struct linger lg = {1, 0};
+	ult_thread_t *t;
+	int port, l, a, b;
+
+	rt_init(2, 0);
+	/* EOF: the peer shuts its side while a uthread waits. */
+	l = lo_listener(&port);
+	b = lo_connect(port);
+	CHECK((a = accept(l, NULL, NULL)) >= 0);
+	CHECK_EQ(ult_spawn(&t, NULL, eof_reader, (void *)(intptr_t)a), 0);
+	wait_state(t, ULT_STATE_SLEEPING);
+	CHECK_EQ(shutdown(b, SHUT_WR), 0);
+	CHECK_EQ(ult_join(t, NULL), 0);
+	close(a);
+	close(b);
+	/* Reset: the peer closes with a zero linger. */
+	b = lo_connect(port);
+	CHECK((a = accept(l, NULL, NULL)) >= 0);
+	CHECK_EQ(ult_spawn(&t, NULL, reset_reader, (void *)(intptr_t)a), 0);
+	wait_state(t, ULT_STATE_SLEEPING);
+	CHECK_EQ(setsockopt(b, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
+	close(b);
+	CHECK_EQ(ult_join(t, NULL), 0);
+	close(a);
+	close(l);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/* ---- 1,000 connections over loopback, every byte checked ---- */
+
+#define LB_CONNS 1000
+#define LB_BATCH 100
+#define LB_MAX (48 * 1024)
+
+static int
+lo_listener(int *port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	socklen_t len = sizeof(sa);
+	int l = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+
+	CHECK(l >= 0);
+	setsockopt(l, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK_EQ(bind(l, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	CHECK_EQ(listen(l, 1024), 0);
+	CHECK_EQ(getsockname(l, (struct sockaddr *)&sa, &len), 0);
+	*port = ntohs(sa.sin_port);
+	return (l);
+}
+
+static int
+lo_connect(int port)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET};
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	CHECK(fd >= 0);
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	sa.sin_port = htons((uint16_t)port);
+	CHECK_EQ(ult_connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	return (fd);
+}
+
+static int lb_port, lb_listen;
+static atomic_long lb_bytes, lb_bad;
+
+static uint8_t
+lb_byte(unsigned conn, size_t i)
+{
+	return ((uint8_t)(conn * 131u + i * 7u + (i >> 8)));
+}
+
+/* The server side of one connection: a length, then echo that many
+ * bytes back in pieces of random size, by read/write or readv/writev. */
+static void *
+lb_server(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	unsigned seed = (unsigned)fd * 2654435761u;
+	uint32_t len;
+	char buf[8192];
+	size_t left;
+
+	CHECK_EQ(ult_recv(fd, &len, sizeof(len), MSG_WAITALL),
+	    (ssize_t)sizeof(len));
+	for (left = len; left > 0;) {
+		size_t want = 1 + test_rand(&seed) % sizeof(buf);
+		ssize_t r;
+
+		if (want > left)
+			want = left;
+		if (test_rand(&seed) & 1) {
+			r = ult_read(fd, buf, want);
+		} else {
+			struct iovec v[2] = {{buf, want / 2},
+			    {buf + want / 2, want - want / 2}};
+
+			r = ult_readv(fd, v, 2);
+		}
+		CHECK(r > 0);
+		if (test_rand(&seed) & 1) {
+			CHECK_EQ(ult_write(fd, buf, (size_t)r), r);
+		} else {
+			struct iovec v[3] = {{buf, (size_t)r / 3},
+			    {buf + r / 3, 0},
+			    {buf + r / 3, (size_t)r - (size_t)r / 3}};
+
+			CHECK_EQ(ult_writev(fd, v, 3), r);
+		}
+		left -= (size_t)r;
+	}
+	CHECK_EQ(ult_close(fd), 0);
+	return (NULL);
+}
+
+static void *
+lb_acceptor(void *arg)
+{
+	struct ult_attr a;
+
+	(void)arg;
+	ult_attr_init(&a);
+	a.detached = 1;
+	a.stack_size = 64 * 1024;
+	for (int i = 0; i < LB_CONNS; i++) {
+		int fd = ult_accept4(lb_listen, NULL, NULL, SOCK_CLOEXEC);
+		ult_thread_t *t;
+
+		CHECK(fd >= 0);
+		CHECK_EQ(ult_spawn(&t, &a, lb_server, (void *)(intptr_t)fd), 0);
+	}
+	return (NULL);
+}
+
+static void *
+lb_sender(void *arg)
+{
+	int fd = (int)(intptr_t)arg;
+	unsigned conn = (unsigned)fd, seed = conn * 40503u;
+	uint32_t len = 1 + test_rand(&seed) % LB_MAX;
+	uint8_t *out = malloc(len);
+
+	CHECK(out != NULL);
+	for (size_t i = 0; i < len; i++)
+		out[i] = lb_byte(conn, i);
+	CHECK_EQ(ult_send(fd, &len, sizeof(len), 0), (ssize_t)sizeof(len));
+	for (size_t off = 0; off < len;) {
+		size_t n = 1 + test_rand(&seed) % 20000;
+
+		if (n > len - off)
+			n = len - off;
+		CHECK_EQ(ult_send(fd, out + off, n, MSG_NOSIGNAL), (ssize_t)n);
+		off += n;
+	}
+	CHECK_EQ(shutdown(fd, SHUT_WR), 0);
+	free(out);
+	return (NULL);
+}
+
+/* One client connection: a sender uthread streams the data while this
+ * one reads the echo and checks it, then sees EOF. */
+static void *
+lb_client(void *arg)
+{
+	int fd = lo_connect(lb_port);
+	unsigned conn = (unsigned)fd, seed = conn * 40503u;
+	uint32_t len = 1 + test_rand(&seed) % LB_MAX;
+	ult_thread_t *s;
+	uint8_t buf[4096];
+	size_t got = 0;
+	ssize_t r;
+
+	(void)arg;
+	CHECK_EQ(ult_spawn(&s, NULL, lb_sender, (void *)(intptr_t)fd), 0);
+	while ((r = ult_recv(fd, buf, sizeof(buf), 0)) > 0) {
+		for (ssize_t i = 0; i < r; i++)
+			if (buf[i] != lb_byte(conn, got + (size_t)i))
+				atomic_fetch_add(&lb_bad, 1);
+		got += (size_t)r;
+	}
+	CHECK_EQ(r, 0);
+	CHECK_EQ(got, len);
+	atomic_fetch_add(&lb_bytes, (long)got);
+	CHECK_EQ(ult_join(s, NULL), 0);
+	CHECK_EQ(ult_close(fd), 0);
+	return (NULL);
+}
+
+void
+test_io_loopback(void)
+{
+	ult_thread_t *acc, *c[LB_BATCH];
+
+	rt_init(4, 0);
+	atomic_store(&lb_bytes, 0);
+	atomic_store(&lb_bad, 0);
+	lb_listen = lo_listener(&lb_port);
+	CHECK_EQ(ult_spawn(&acc, NULL, lb_acceptor, NULL), 0);
+	for (int done = 0; done < LB_CONNS; done += LB_BATCH) {
+		for (int i = 0; i < LB_BATCH; i++)
+			CHECK_EQ(ult_spawn(&c[i], NULL, lb_client, NULL), 0);
+		for (int i = 0; i < LB_BATCH; i++)
+			CHECK_EQ(ult_join(c[i], NULL), 0);
+	}
+	CHECK_EQ(ult_join(acc, NULL), 0);
+	CHECK_EQ(atomic_load(&lb_bad), 0);
+	CHECK(atomic_load(&lb_bytes) > LB_CONNS);
+	close(lb_listen);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/* ---- ult_poll ---- */
+
+static void *
+poll_body(void *arg)
+{
+	struct pollfd p[2] = {{wf_pipe[0], POLLIN, 0}, {-1, POLLIN, 0}};
+
+	(void)arg;
+	CHECK_EQ(ult_poll(p, 1, 10), 0); /* times out */
+	CHECK_EQ(ult_poll(p, 1, -1), 1); /* main writes */
+	CHECK(p[0].revents & POLLIN);
+	CHECK_EQ(ult_poll(p, 2, -1), 1); /* through a helper */
+	CHECK(p[0].revents & POLLIN);
+	CHECK_EQ(p[1].revents, 0);
+	return (NULL);
+}
+
+void
+test_io_poll(void)
+{
+	ult_thread_t *t;
+
+	rt_init(2, 0);
+	CHECK_EQ(pipe(wf_pipe), 0);
+	CHECK_EQ(ult_spawn(&t, NULL, poll_body, NULL), 0);
+	usleep(20000);
+	CHECK_EQ(write(wf_pipe[1], "x", 1), 1);
+	CHECK_EQ(ult_join(t, NULL), 0);
+	close(wf_pipe[0]);
+	close(wf_pipe[1]);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/* ---- ult_blocking ---- */
+
+static atomic_int bl_running, bl_peak;
+
+static void *
+bl_fn(void *arg)
+{
+	int n = atomic_fetch_add(&bl_running, 1) + 1, p;
+
+	while ((p = atomic_load(&bl_peak)) < n &&
+	    !atomic_compare_exchange_weak(&bl_peak, &p, n))
+		;
+	usleep(2000);
+	atomic_fetch_sub(&bl_running, 1);
+	errno = EILSEQ;
+	return ((void *)(intptr_t)(syscall(SYS_gettid) + (intptr_t)arg));
+}
+
+static void *
+bl_caller(void *arg)
+{
+	void *ret = NULL;
+	long me = syscall(SYS_gettid);
+
+	for (int i = 0; i < 5; i++) {
+		errno = 0;
+		CHECK_EQ(ult_blocking(bl_fn, arg, &ret), 0);
+		CHECK_EQ(errno, EILSEQ);
+		/* It ran on another kernel thread than this worker. */
+		CHECK((intptr_t)ret - (intptr_t)arg != me);
+	}
+	return (NULL);
+}
+
+void
+test_io_blocking(void)
+{
+	ult_thread_t *t[16];
+
+	rt_init(2, 0);
+	CHECK_EQ(ult_blocking(NULL, NULL, NULL), EINVAL);
+	set_long("ult.blocking_max", 3);
+	set_long("ult.blocking_idle_ms", 20);
+	atomic_store(&bl_peak, 0);
+	for (intptr_t i = 0; i < 16; i++)
+		CHECK_EQ(ult_spawn(&t[i], NULL, bl_caller, (void *)i), 0);
+	for (int i = 0; i < 16; i++)
+		CHECK_EQ(ult_join(t[i], NULL), 0);
+	/* Bounded, and used: 16 callers shared the three helpers. */
+	CHECK(atomic_load(&bl_peak) >= 1 && atomic_load(&bl_peak) <= 3);
+	CHECK(get_long("ult.blocking_threads") <= 3);
+	/* Idle helpers go away. */
+	for (int i = 0; get_long("ult.blocking_threads") > 0; i++) {
+		CHECK(i < 10000);
+		usleep(1000);
+	}
+	set_long("ult.blocking_max", 64);
+	set_long("ult.blocking_idle_ms", 10000);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/* ---- a raw blocking read() hands the worker's queue over ---- */
+
+#define HO_KIDS 4
+
+static atomic_int ho_stop, ho_done, ho_released, ho_early;
+static int ho_pipe[2];
+
+static void *
+ho_hog(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&ho_stop))
+		ult_yield(); /* sanitizer builds do not preempt */
+	return (NULL);
+}
+
+static void *
+ho_kid(void *arg)
+{
+	(void)arg;
+	if (!atomic_load(&ho_released))
+		atomic_fetch_add(&ho_early, 1);
+	atomic_fetch_add(&ho_done, 1);
+	return (NULL);
+}
+
+/* Bound to CPU 0: queue children there, then block its worker in the
+ * kernel with a read the poller knows nothing about. */
+static void *
+ho_blocker(void *arg)
+{
+	ult_thread_t *k[HO_KIDS];
+	char c;
+
+	(void)arg;
+	for (int i = 0; i < HO_KIDS; i++)
+		CHECK_EQ(ult_spawn(&k[i], NULL, ho_kid, NULL), 0);
+	CHECK_EQ(read(ho_pipe[0], &c, 1), 1);
+	for (int i = 0; i < HO_KIDS; i++)
+		CHECK_EQ(ult_join(k[i], NULL), 0);
+	return (NULL);
+}
+
+void
+test_io_raw_read_handoff(void)
+{
+	struct ult_cpu_info ci;
+	struct ult_attr a;
+	ult_thread_t *hog, *b;
+	int saw_blocked = 0;
+	long off = 0;
+
+	rt_init(2, 0);
+	/* Under ULE only the handoff may move the children: no balancer,
+	 * and the other CPU never idles (its hog is bound there). */
+	if (ult_sysctl("kern.sched.balance", NULL, &off) != 0)
+		(void)0; /* 4BSD: the global queue is any CPU's anyway */
+	set_long("ult.child_runs_first", 0);
+	CHECK_EQ(pipe(ho_pipe), 0);
+	atomic_store(&ho_stop, 0);
+	atomic_store(&ho_done, 0);
+	atomic_store(&ho_released, 0);
+	atomic_store(&ho_early, 0);
+	ult_attr_init(&a);
+	a.cpu = 1;
+	CHECK_EQ(ult_spawn(&hog, &a, ho_hog, NULL), 0);
+	a.cpu = 0;
+	CHECK_EQ(ult_spawn(&b, &a, ho_blocker, NULL), 0);
+	/* The children run while the blocker's worker sleeps in read(),
+	 * which the clock thread notices. */
+	for (int i = 0;; i++) {
+		CHECK(i < 60000);
+		CHECK_EQ(ult_cpu_info(0, &ci), 0);
+		if (rt_info(b).state == ULT_STATE_BLOCKED)
+			saw_blocked = 1;
+		if (atomic_load(&ho_done) == HO_KIDS && ci.handoffs >= 1)
+			break;
+		usleep(500);
+	}
+	CHECK(saw_blocked || ci.blocked);
+	atomic_store(&ho_released, 1);
+	CHECK_EQ(write(ho_pipe[1], "x", 1), 1);
+	CHECK_EQ(ult_join(b, NULL), 0);
+	CHECK_EQ(atomic_load(&ho_early), HO_KIDS);
+	atomic_store(&ho_stop, 1);
+	CHECK_EQ(ult_join(hog, NULL), 0);
+	/* It rejoined: a worker that switches is not blocked. */
+	for (int i = 0; ult_cpu_info(0, &ci) == 0 && ci.blocked; i++) {
+		CHECK(i < 20000);
+		usleep(500);
+	}
+	close(ho_pipe[0]);
+	close(ho_pipe[1]);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/* ---- a reader woken by I/O earns ULE's interactive status ---- */
+
+static void *
+ia_reader(void *arg)
+{
+	char c;
+
+	(void)arg;
+	for (int i = 0; i < 200; i++)
+		CHECK_EQ(ult_read(wf_pipe[0], &c, 1), 1);
+	return ((void *)(intptr_t)rt_info(NULL).interact_score);
+}
+
+void
+test_io_interactive(void)
+{
+	ult_thread_t *t;
+	void *score;
+
+	rt_init(2, 0);
+	CHECK_EQ(pipe(wf_pipe), 0);
+	CHECK_EQ(ult_spawn(&t, NULL, ia_reader, NULL), 0);
+	for (int i = 0; i < 200; i++) {
+		usleep(1000);
+		CHECK_EQ(write(wf_pipe[1], "x", 1), 1);
+	}
+	CHECK_EQ(ult_join(t, &score), 0);
+	CHECK((intptr_t)score < 30);
+	close(wf_pipe[0]);
+	close(wf_pipe[1]);
+	CHECK_EQ(ult_shutdown(), 0);
+}
