@@ -33,6 +33,19 @@ get_long(const char *name)
 	return (v);
 }
 
+/* A uthread bound to cpu: one that checks errno after a sleep must not
+ * migrate when TLS is per worker (sanitizer builds), where its &errno,
+ * kept by the compiler, would name another worker's. */
+static void
+spawn_on(ult_thread_t **t, int cpu, void *(*fn)(void *), void *arg)
+{
+	struct ult_attr a;
+
+	ult_attr_init(&a);
+	a.cpu = cpu;
+	CHECK_EQ(ult_spawn(t, &a, fn, arg), 0);
+}
+
 /* Wait (from main, a foreign thread) until t sleeps. */
 static void
 wait_state(ult_thread_t *t, int state)
@@ -161,7 +174,7 @@ test_io_close_wakes(void)
 
 	rt_init(2, 0);
 	CHECK_EQ(pipe(wf_pipe), 0);
-	CHECK_EQ(ult_spawn(&t, NULL, cw_reader, NULL), 0);
+	spawn_on(&t, 0, cw_reader, NULL);
 	wait_state(t, ULT_STATE_SLEEPING);
 	CHECK_EQ(ult_close(wf_pipe[0]), 0);
 	CHECK_EQ(ult_join(t, NULL), 0);
@@ -255,7 +268,7 @@ test_io_eof_reset(void)
 	/* Reset: the peer closes with a zero linger. */
 	b = lo_connect(port);
 	CHECK((a = accept(l, NULL, NULL)) >= 0);
-	CHECK_EQ(ult_spawn(&t, NULL, reset_reader, (void *)(intptr_t)a), 0);
+	spawn_on(&t, 0, reset_reader, (void *)(intptr_t)a);
 	wait_state(t, ULT_STATE_SLEEPING);
 	CHECK_EQ(setsockopt(b, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
 	close(b);
@@ -527,7 +540,7 @@ test_io_blocking(void)
 	set_long("ult.blocking_idle_ms", 20);
 	atomic_store(&bl_peak, 0);
 	for (intptr_t i = 0; i < 16; i++)
-		CHECK_EQ(ult_spawn(&t[i], NULL, bl_caller, (void *)i), 0);
+		spawn_on(&t[i], (int)(i % 2), bl_caller, (void *)i);
 	for (int i = 0; i < 16; i++)
 		CHECK_EQ(ult_join(t[i], NULL), 0);
 	/* Bounded, and used: 16 callers shared the three helpers. */

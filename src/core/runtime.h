@@ -301,6 +301,10 @@ ult__ticks_of(uint64_t ns)
 }
 
 /* switch.c */
+/* errno, read and written out of line: for code that may switch between
+ * two uses (with per-worker TLS &errno changes when a uthread migrates). */
+int ult__errno(void);
+void ult__set_errno(int e);
 void ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint);
 void ult__exit_switch(struct ult_thread *ut) __attribute__((noreturn));
 void ult__switch_finish(void);

@@ -29,17 +29,17 @@ ult__worker_self(void)
 	return (ult__tls_worker);
 }
 
-/* With per-worker TLS.  Out of line so that no caller keeps &errno (a
- * TLS address) across a switch: the compiler treats __errno_location()
- * as constant. */
-ULT_NOIPA static int
-errno_save(void)
+/* Out of line so that no caller keeps &errno (a TLS address) across a
+ * switch: the compiler treats __errno_location() as constant, and with
+ * per-worker TLS the address changes when the caller migrates. */
+ULT_NOIPA int
+ult__errno(void)
 {
 	return (errno);
 }
 
-ULT_NOIPA static void
-errno_restore(int e)
+ULT_NOIPA void
+ult__set_errno(int e)
 {
 	errno = e;
 }
@@ -114,7 +114,7 @@ switch_to(struct ult__worker *w, struct ult_thread *from, struct ult_thread *to,
 	else if (to == &w->idle)
 		ULT_ST(&w->busy, 0);
 	if (!ult__rt.tls)
-		from->saved_errno = errno_save();
+		from->saved_errno = ult__errno();
 	ult__san_switch(&from->san, &to->san, dying);
 	ult__ctx_switch_via(&from->ctx, &to->ctx, w->scratch_top, switch_mid,
 	    w);
@@ -145,7 +145,7 @@ ult__switch_finish(void)
 		cur->last_cpu = w->id;
 	}
 	if (!ult__rt.tls)
-		errno_restore(cur->saved_errno);
+		ult__set_errno(cur->saved_errno);
 }
 
 void

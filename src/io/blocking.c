@@ -30,8 +30,8 @@ struct job {
 /* Locking key: p, pool.lock. */
 static struct {
 	pthread_mutex_t lock;
-	pthread_cond_t work;	/* (p) a job was queued, or stop */
-	pthread_cond_t gone;	/* (p) a helper exited */
+	pthread_cond_t work; /* (p) a job was queued, or stop */
+	pthread_cond_t gone; /* (p) a helper exited */
 	pthread_once_t once;
 	struct job *head, *tail; /* (p) */
 	int nthreads, nidle;	 /* (p) */
@@ -73,9 +73,9 @@ helper_main(void *arg)
 			if ((pool.head = j->next) == NULL)
 				pool.tail = NULL;
 			pthread_mutex_unlock(&pool.lock);
-			errno = 0;
+			ult__set_errno(0);
 			j->ret = j->fn(j->arg);
-			j->err = errno;
+			j->err = ult__errno();
 			job_finish(j);
 			pthread_mutex_lock(&pool.lock);
 			continue;
@@ -180,7 +180,7 @@ ult_blocking(void *(*fn)(void *), void *arg, void **ret)
 	ult__userret();
 	if (ret != NULL)
 		*ret = j.ret;
-	errno = j.err;
+	ult__set_errno(j.err);
 	return (0);
 }
 

@@ -57,7 +57,7 @@ ult__io_init(void)
 	 * the clock thread, which drains it. */
 	if (epfd < 0 || kickfd < 0 ||
 	    epoll_ctl(epfd, EPOLL_CTL_ADD, kickfd, &ev) != 0) {
-		int err = errno;
+		int err = ult__errno();
 
 		ult__io_fini();
 		return (err == EMFILE || err == ENFILE ? EAGAIN : err);
@@ -179,11 +179,11 @@ int
 ult__io_poll_now(void)
 {
 	struct epoll_event evs[IO_EVENTS];
-	int saved = errno, n, kicked = 0, woken;
+	int saved = ult__errno(), n, kicked = 0, woken;
 
 	n = epoll_wait(epfd, evs, IO_EVENTS, 0);
 	woken = n > 0 ? handle(evs, n, &kicked) : 0;
-	errno = saved;
+	ult__set_errno(saved);
 	return (woken);
 }
 
@@ -196,8 +196,8 @@ ult__io_clock_wait(uint64_t deadline)
 	uint64_t v;
 
 	if (deadline != UINT64_MAX) {
-		uint64_t now = ult__now(), d = deadline > now ? deadline - now
-							      : 0;
+		uint64_t now = ult__now(),
+			 d = deadline > now ? deadline - now : 0;
 
 		ts.tv_sec = (time_t)(d / 1000000000u);
 		ts.tv_nsec = (long)(d % 1000000000u);
@@ -214,26 +214,26 @@ void
 ult__io_kick(void)
 {
 	uint64_t one = 1;
-	int saved = errno;
+	int saved = ult__errno();
 
 	if (write(kickfd, &one, sizeof(one)) < 0)
 		(void)0; /* counter saturated: a kick is pending anyway */
-	errno = saved;
+	ult__set_errno(saved);
 }
 
 static int
 io_register(int fd)
 {
-	struct epoll_event ev = {
-	    .events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLPRI | EPOLLET,
+	struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP |
+		EPOLLPRI | EPOLLET,
 	    .data.u64 = (uint64_t)fd};
 
 	/* Added again at every wait: a plain close() drops the kernel's
 	 * registration, and the fd's number may name a new file now. */
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
-		if (errno == EEXIST)
+		if (ult__errno() == EEXIST)
 			return (0);
-		return (errno == EPERM ? EINVAL : errno);
+		return (ult__errno() == EPERM ? EINVAL : ult__errno());
 	}
 	if (!ULT_LD(&ult__io_armed)) {
 		ULT_ST(&ult__io_armed, 1);
@@ -291,10 +291,10 @@ poll1(int fd, int events, int *revents)
 	struct pollfd p = {.fd = fd, .events = (short)events};
 	int r;
 
-	while ((r = poll(&p, 1, 0)) < 0 && errno == EINTR)
+	while ((r = poll(&p, 1, 0)) < 0 && ult__errno() == EINTR)
 		;
 	if (r < 0)
-		return (-errno);
+		return (-ult__errno());
 	if (r == 0)
 		return (0);
 	if (p.revents & POLLNVAL)
@@ -307,8 +307,8 @@ poll1(int fd, int events, int *revents)
 int
 ult__io_wait(int fd, int events, uint64_t deadline, int *revents)
 {
-	unsigned dirs = ((events & POLLIN) ? IO_RD : 0) |
-	    ((events & POLLOUT) ? IO_WR : 0);
+	unsigned dirs =
+	    ((events & POLLIN) ? IO_RD : 0) | ((events & POLLOUT) ? IO_WR : 0);
 	struct ult__io_ref ref;
 	int r, err;
 
@@ -340,11 +340,11 @@ poll_foreign(int fd, int events, uint64_t deadline, int *revents)
 				return (r > 0 ? 0 : r < 0 ? -r : ETIMEDOUT);
 			}
 			ms = (int)((deadline - now + 999999) / 1000000 > 1000000
-				    ? 1000000
-				    : (deadline - now + 999999) / 1000000);
+				? 1000000
+				: (deadline - now + 999999) / 1000000);
 		}
-		if ((r = poll(&p, 1, ms)) < 0 && errno != EINTR)
-			return (errno);
+		if ((r = poll(&p, 1, ms)) < 0 && ult__errno() != EINTR)
+			return (ult__errno());
 		if (r <= 0)
 			continue;
 		if (p.revents & POLLNVAL)
@@ -369,7 +369,7 @@ int
 ult_close(int fd)
 {
 	struct io_fd *e;
-	int saved = errno;
+	int saved = ult__errno();
 
 	if (fd >= 0 && fd < IO_MAXFD && (e = fd_entry(fd, 0)) != NULL) {
 		ult__sleepq_lock(&e->chan);
@@ -382,14 +382,14 @@ ult_close(int fd)
 	}
 	if (epfd >= 0)
 		epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
-	errno = saved;
+	ult__set_errno(saved);
 	return (close(fd));
 }
 
 int
 ult_wait_fd(int fd, int events, uint64_t deadline, int *revents)
 {
-	int saved = errno, err;
+	int saved = ult__errno(), err;
 
 	if ((events & (POLLIN | POLLOUT)) == 0)
 		return (EINVAL);
@@ -402,6 +402,6 @@ ult_wait_fd(int fd, int events, uint64_t deadline, int *revents)
 	} else {
 		err = ult__io_wait(fd, events, deadline, revents);
 	}
-	errno = saved;
+	ult__set_errno(saved);
 	return (err);
 }

@@ -35,7 +35,8 @@ in_uthread(void)
 static int
 again(ssize_t r)
 {
-	return (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK));
+	return (
+	    r < 0 && (ult__errno() == EAGAIN || ult__errno() == EWOULDBLOCK));
 }
 
 /*
@@ -53,16 +54,16 @@ wait_again(int fd, unsigned dir, struct ult__io_ref *ref)
 
 		if (nb != 0) {
 			if (nb > 0)
-				errno = EAGAIN;
+				ult__set_errno(EAGAIN);
 			return (-1);
 		}
 		if ((err = ult__io_ref(fd, ref)) != 0) {
-			errno = err;
+			ult__set_errno(err);
 			return (-1);
 		}
 	}
 	if ((err = ult__io_await(ref, dir, 0)) != 0) {
-		errno = err;
+		ult__set_errno(err);
 		return (-1);
 	}
 	return (0);
@@ -81,7 +82,7 @@ wait_ready(int fd, int events)
 	if (err == EINVAL)
 		return (0); /* cannot be polled (a regular file): just call */
 	if (err != 0) {
-		errno = err;
+		ult__set_errno(err);
 		return (-1);
 	}
 	return (0);
@@ -130,7 +131,7 @@ xfer(int fd, struct msghdr *msg, int flags, int out)
 
 	if (m.msg_iovlen > IOV_LOCAL &&
 	    (copy = malloc(m.msg_iovlen * sizeof(*copy))) == NULL) {
-		errno = ENOMEM;
+		ult__set_errno(ENOMEM);
 		return (-1);
 	}
 	if (m.msg_iovlen > 0)
@@ -188,7 +189,7 @@ ult_read(int fd, void *buf, size_t n)
 
 	if (!in_uthread())
 		return (read(fd, buf, n));
-	if ((r = xfer_buf(fd, buf, n, 0, 0)) >= 0 || errno != ENOTSOCK)
+	if ((r = xfer_buf(fd, buf, n, 0, 0)) >= 0 || ult__errno() != ENOTSOCK)
 		return (r);
 	if (wait_ready(fd, POLLIN) != 0)
 		return (-1);
@@ -203,7 +204,7 @@ ult_write(int fd, const void *buf, size_t n)
 	if (!in_uthread())
 		return (write(fd, buf, n));
 	if ((r = xfer_buf(fd, (void *)buf, n, 0, 1)) >= 0 ||
-	    errno != ENOTSOCK)
+	    ult__errno() != ENOTSOCK)
 		return (r);
 	if (wait_ready(fd, POLLOUT) != 0)
 		return (-1);
@@ -219,7 +220,7 @@ ult_readv(int fd, const struct iovec *iov, int iovcnt)
 	if (!in_uthread() || iovcnt < 0)
 		return (readv(fd, iov, iovcnt));
 	m.msg_iovlen = (size_t)iovcnt;
-	if ((r = xfer(fd, &m, 0, 0)) >= 0 || errno != ENOTSOCK)
+	if ((r = xfer(fd, &m, 0, 0)) >= 0 || ult__errno() != ENOTSOCK)
 		return (r);
 	if (wait_ready(fd, POLLIN) != 0)
 		return (-1);
@@ -235,7 +236,7 @@ ult_writev(int fd, const struct iovec *iov, int iovcnt)
 	if (!in_uthread() || iovcnt < 0)
 		return (writev(fd, iov, iovcnt));
 	m.msg_iovlen = (size_t)iovcnt;
-	if ((r = xfer(fd, &m, 0, 1)) >= 0 || errno != ENOTSOCK)
+	if ((r = xfer(fd, &m, 0, 1)) >= 0 || ult__errno() != ENOTSOCK)
 		return (r);
 	if (wait_ready(fd, POLLOUT) != 0)
 		return (-1);
@@ -331,26 +332,25 @@ ult_connect(int fd, const struct sockaddr *addr, socklen_t addrlen)
 	int fl, r, err;
 	socklen_t len = sizeof(err);
 
-	if (!in_uthread() || (fl = fcntl(fd, F_GETFL)) < 0 ||
-	    (fl & O_NONBLOCK))
+	if (!in_uthread() || (fl = fcntl(fd, F_GETFL)) < 0 || (fl & O_NONBLOCK))
 		return (connect(fd, addr, addrlen));
 	if (fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0)
 		return (connect(fd, addr, addrlen));
 	r = connect(fd, addr, addrlen);
-	err = errno;
+	err = ult__errno();
 	fcntl(fd, F_SETFL, fl);
 	if (r == 0 || err != EINPROGRESS) {
-		errno = err;
+		ult__set_errno(err);
 		return (r);
 	}
 	if ((err = ult__io_wait(fd, POLLOUT, 0, NULL)) != 0 ||
 	    getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) {
 		if (err != 0)
-			errno = err;
+			ult__set_errno(err);
 		return (-1);
 	}
 	if (err != 0) {
-		errno = err;
+		ult__set_errno(err);
 		return (-1);
 	}
 	return (0);
@@ -382,8 +382,7 @@ ult_poll(struct pollfd *fds, nfds_t nfds, int timeout)
 		return (poll(fds, nfds, timeout));
 	if ((r = poll(fds, nfds, 0)) != 0)
 		return (r);
-	deadline = timeout < 0 ? 0
-			       : ult__now() + (uint64_t)timeout * 1000000u;
+	deadline = timeout < 0 ? 0 : ult__now() + (uint64_t)timeout * 1000000u;
 	if (nfds == 0) {
 		ult_sleep_until(deadline ? deadline : UINT64_MAX);
 		return (0);
@@ -391,7 +390,7 @@ ult_poll(struct pollfd *fds, nfds_t nfds, int timeout)
 	if (nfds > 1 || fds[0].fd < 0 ||
 	    (fds[0].events & (POLLIN | POLLOUT)) == 0) {
 		if ((err = ult_blocking(poll_helper, &c, &ret)) != 0) {
-			errno = err;
+			ult__set_errno(err);
 			return (-1);
 		}
 		return ((int)(intptr_t)ret);
@@ -400,7 +399,7 @@ ult_poll(struct pollfd *fds, nfds_t nfds, int timeout)
 	if (err == ETIMEDOUT)
 		return (0);
 	if (err != 0 && err != EINVAL) {
-		errno = err;
+		ult__set_errno(err);
 		return (-1);
 	}
 	return (poll(fds, nfds, 0));
