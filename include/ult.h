@@ -467,7 +467,8 @@ int ult_close(int fd);
  * Blocking calls.  Run fn(arg) on a helper kernel thread while the calling
  * uthread sleeps, for calls no poller covers: regular files, fsync,
  * getaddrinfo, a library's own blocking call.  *ret (if not NULL) gets
- * fn's result, and errno is left as fn left it on the helper.  fn runs
+ * fn's result; fn starts with the caller's errno and errno is left as fn
+ * left it, as if fn had run on the caller.  fn runs
  * with the helper's TLS, not the caller's, and must not call ult_
  * functions that block.  Helpers are started on demand up to sysctl
  * ult.blocking_max (64) at once (more calls queue); one idle for

@@ -1,7 +1,8 @@
 /*
  * The stress harness.  24 uthreads and 3 foreign pthreads do random mixes
  * of mutex, timed mutex, condition variable, semaphore, rwlock, once,
- * spawn+join and detached spawns, while they also change each other's
+ * spawn+join, detached spawns, socket I/O through the poller and calls on
+ * the blocking helpers (rt_harness_io.c), while they also change each other's
  * nice, binding and class.  Every object's invariant is checked as it is
  * used (one holder per mutex, no reader beside a writer, at most K
  * semaphore holders, once functions run exactly once, no item lost or
@@ -393,6 +394,27 @@ op_detach(struct actor *a)
 	}
 }
 
+int harness_io_round(unsigned *seed, char *why, size_t whylen);
+int harness_blocking_round(unsigned *seed, char *why, size_t whylen);
+
+static void
+op_io(struct actor *a)
+{
+	char why[128] = "";
+
+	if (harness_io_round(&a->seed, why, sizeof(why)) != 0)
+		FAIL("actor %d: %s", a->idx, why);
+}
+
+static void
+op_blocking(struct actor *a)
+{
+	char why[128] = "";
+
+	if (harness_blocking_round(&a->seed, why, sizeof(why)) != 0)
+		FAIL("actor %d: %s", a->idx, why);
+}
+
 /* Change the nice, binding or class of a random uthread (maybe itself). */
 static void
 op_meddle(struct actor *a)
@@ -463,6 +485,8 @@ static const struct {
     {"once", op_once, 0},
     {"spawn+join", op_spawn_join, 0},
     {"detach", op_detach, 0},
+    {"io", op_io, 0},
+    {"blocking", op_blocking, 0},
     {"meddle", op_meddle, 0},
     {"meddle", op_meddle, 0},
     {"idle class", op_idle_class, 1},

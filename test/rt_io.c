@@ -514,6 +514,12 @@ bl_fn(void *arg)
 }
 
 static void *
+bl_plain(void *arg)
+{
+	return (arg);
+}
+
+static void *
 bl_caller(void *arg)
 {
 	void *ret = NULL;
@@ -526,6 +532,10 @@ bl_caller(void *arg)
 		/* It ran on another kernel thread than this worker. */
 		CHECK((intptr_t)ret - (intptr_t)arg != me);
 	}
+	/* A fn that leaves errno alone leaves the caller's. */
+	errno = ENOTTY;
+	CHECK_EQ(ult_blocking(bl_plain, NULL, NULL), 0);
+	CHECK_EQ(errno, ENOTTY);
 	return (NULL);
 }
 

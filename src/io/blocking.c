@@ -22,7 +22,7 @@ struct job {
 	void *(*fn)(void *);
 	void *arg;
 	void *ret;
-	int err;	 /* errno as fn left it */
+	int err;	 /* errno: the caller's, then as fn left it */
 	atomic_int done; /* under the job's chain lock */
 	struct job *next;
 };
@@ -73,7 +73,7 @@ helper_main(void *arg)
 			if ((pool.head = j->next) == NULL)
 				pool.tail = NULL;
 			pthread_mutex_unlock(&pool.lock);
-			ult__set_errno(0);
+			ult__set_errno(j->err);
 			j->ret = j->fn(j->arg);
 			j->err = ult__errno();
 			job_finish(j);
@@ -159,7 +159,7 @@ ult_blocking(void *(*fn)(void *), void *arg, void **ret)
 	j.fn = fn;
 	j.arg = arg;
 	j.ret = NULL;
-	j.err = 0;
+	j.err = ult__errno(); /* fn starts with the caller's errno */
 	atomic_init(&j.done, 0);
 	pthread_mutex_lock(&pool.lock);
 	pool.stop = 0;

@@ -242,8 +242,8 @@ io_register(int fd)
 	return (0);
 }
 
-int
-ult__io_await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
+static int
+await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
 {
 	struct io_fd *e = ref->e;
 	struct ult__waiter w;
@@ -284,6 +284,17 @@ ult__io_await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
 	return (err);
 }
 
+/* The callers' errno stays as it was: they return error codes, and the
+ * stand-ins set errno themselves. */
+int
+ult__io_await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
+{
+	int saved = ult__errno(), err = await(ref, dirs, deadline);
+
+	ult__set_errno(saved);
+	return (err);
+}
+
 /* 1: ready, with *revents; 0: not yet; -errno. */
 static int
 poll1(int fd, int events, int *revents)
@@ -304,8 +315,8 @@ poll1(int fd, int events, int *revents)
 	return (1);
 }
 
-int
-ult__io_wait(int fd, int events, uint64_t deadline, int *revents)
+static int
+io_wait(int fd, int events, uint64_t deadline, int *revents)
 {
 	unsigned dirs =
 	    ((events & POLLIN) ? IO_RD : 0) | ((events & POLLOUT) ? IO_WR : 0);
@@ -319,9 +330,18 @@ ult__io_wait(int fd, int events, uint64_t deadline, int *revents)
 			return (r > 0 ? 0 : -r);
 		if (deadline != 0 && ult__now() >= deadline)
 			return (ETIMEDOUT);
-		if ((err = ult__io_await(&ref, dirs, deadline)) != 0)
+		if ((err = await(&ref, dirs, deadline)) != 0)
 			return (err);
 	}
+}
+
+int
+ult__io_wait(int fd, int events, uint64_t deadline, int *revents)
+{
+	int saved = ult__errno(), err = io_wait(fd, events, deadline, revents);
+
+	ult__set_errno(saved);
+	return (err);
 }
 
 /* A foreign thread's wait: poll(2) itself, in pieces of at most the time
@@ -400,7 +420,7 @@ ult_wait_fd(int fd, int events, uint64_t deadline, int *revents)
 	} else if (!ult__running()) {
 		err = ENXIO;
 	} else {
-		err = ult__io_wait(fd, events, deadline, revents);
+		err = io_wait(fd, events, deadline, revents);
 	}
 	ult__set_errno(saved);
 	return (err);

@@ -127,6 +127,7 @@ xfer(int fd, struct msghdr *msg, int flags, int out)
 	struct msghdr m = *msg;
 	int all = out || (flags & MSG_WAITALL), cnt = (int)m.msg_iovlen;
 	size_t want = iov_total(msg->msg_iov, msg->msg_iovlen), done = 0;
+	int saved = ult__errno();
 	ssize_t r = 0;
 
 	if (m.msg_iovlen > IOV_LOCAL &&
@@ -170,6 +171,10 @@ xfer(int fd, struct msghdr *msg, int flags, int out)
 	}
 	if (copy != local)
 		free(copy);
+	/* A success leaves errno alone, as the call would (the EAGAIN of an
+	 * attempt before the wait is no business of the caller's). */
+	if (r >= 0 || (done > 0 && again(r)))
+		ult__set_errno(saved);
 	return (done > 0 ? (ssize_t)done : r);
 }
 
@@ -182,65 +187,58 @@ xfer_buf(int fd, void *buf, size_t n, int flags, int out)
 	return (xfer(fd, &m, flags, out));
 }
 
+/* read, write, readv, writev: a socket goes through xfer; anything else
+ * waits until ready and then makes the plain call. */
+static ssize_t
+rw(int fd, const struct iovec *iov, int cnt, int out)
+{
+	struct msghdr m = {.msg_iov = (struct iovec *)iov,
+	    .msg_iovlen = (size_t)cnt};
+	int saved = ult__errno();
+	ssize_t r;
+
+	if ((r = xfer(fd, &m, 0, out)) >= 0 || ult__errno() != ENOTSOCK)
+		return (r);
+	if (wait_ready(fd, out ? POLLOUT : POLLIN) != 0)
+		return (-1);
+	ult__set_errno(saved);
+	return (out ? writev(fd, iov, cnt) : readv(fd, iov, cnt));
+}
+
 ssize_t
 ult_read(int fd, void *buf, size_t n)
 {
-	ssize_t r;
+	struct iovec v = {buf, n};
 
 	if (!in_uthread())
 		return (read(fd, buf, n));
-	if ((r = xfer_buf(fd, buf, n, 0, 0)) >= 0 || ult__errno() != ENOTSOCK)
-		return (r);
-	if (wait_ready(fd, POLLIN) != 0)
-		return (-1);
-	return (read(fd, buf, n));
+	return (rw(fd, &v, 1, 0));
 }
 
 ssize_t
 ult_write(int fd, const void *buf, size_t n)
 {
-	ssize_t r;
+	struct iovec v = {(void *)buf, n};
 
 	if (!in_uthread())
 		return (write(fd, buf, n));
-	if ((r = xfer_buf(fd, (void *)buf, n, 0, 1)) >= 0 ||
-	    ult__errno() != ENOTSOCK)
-		return (r);
-	if (wait_ready(fd, POLLOUT) != 0)
-		return (-1);
-	return (write(fd, buf, n));
+	return (rw(fd, &v, 1, 1));
 }
 
 ssize_t
 ult_readv(int fd, const struct iovec *iov, int iovcnt)
 {
-	struct msghdr m = {.msg_iov = (struct iovec *)iov};
-	ssize_t r;
-
 	if (!in_uthread() || iovcnt < 0)
 		return (readv(fd, iov, iovcnt));
-	m.msg_iovlen = (size_t)iovcnt;
-	if ((r = xfer(fd, &m, 0, 0)) >= 0 || ult__errno() != ENOTSOCK)
-		return (r);
-	if (wait_ready(fd, POLLIN) != 0)
-		return (-1);
-	return (readv(fd, iov, iovcnt));
+	return (rw(fd, iov, iovcnt, 0));
 }
 
 ssize_t
 ult_writev(int fd, const struct iovec *iov, int iovcnt)
 {
-	struct msghdr m = {.msg_iov = (struct iovec *)iov};
-	ssize_t r;
-
 	if (!in_uthread() || iovcnt < 0)
 		return (writev(fd, iov, iovcnt));
-	m.msg_iovlen = (size_t)iovcnt;
-	if ((r = xfer(fd, &m, 0, 1)) >= 0 || ult__errno() != ENOTSOCK)
-		return (r);
-	if (wait_ready(fd, POLLOUT) != 0)
-		return (-1);
-	return (writev(fd, iov, iovcnt));
+	return (rw(fd, iov, iovcnt, 1));
 }
 
 ssize_t
