@@ -105,6 +105,8 @@ struct ult_thread {
 	void *tls;	    /* (c) its thread block (tls.h), or NULL; for an
 			       idle thread, its worker's own descriptor */
 	int tls_exiting;    /* (s) its TLS destructors have started */
+	struct ult__worker *tls_w;    /* (s) the worker that last loaded its
+					 block, whose words it holds */
 	struct ult_thread *free_next; /* (z) thread slab free list */
 };
 

@@ -213,6 +213,7 @@ ult__tls_get(struct ult__worker *w, struct ult_thread *ut, void *(*fn)(void *),
 	ult__glibc_tls_start(tp, (char *)ut->stack->base + ut->stack->guard,
 	    ut->stack->size, fn, arg);
 	ut->tls = tp;
+	ut->tls_w = NULL;
 	return (0);
 }
 

@@ -56,7 +56,11 @@ ult__tls_load(struct ult__worker *w, struct ult_thread *to)
 #ifdef ULT_TLS_SWITCH
 	char *tp = to->tls;
 
-	if (to != &w->idle) {
+	/* The block holds this worker's words already if this worker loaded
+	 * it last: a uthread that stays put (the common case) pays only the
+	 * FS write. */
+	if (to != &w->idle && to->tls_w != w) {
+		to->tls_w = w;
 		*(int *)(tp + ult__tls_off.tid) = ULT_LD(&w->tid);
 		*(struct ult__worker **)(tp + ult__tls_off.worker) = w;
 		if (ult__tls_off.tcache != 0) {
