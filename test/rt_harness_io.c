@@ -71,7 +71,8 @@ harness_io_round(unsigned *seed, char *why, size_t whylen)
 		ssize_t r = ult_read(sv[0], buf, sizeof(buf));
 
 		if (r <= 0) {
-			snprintf(why, whylen, "io read: %zd errno %d", r, errno);
+			snprintf(why, whylen, "io read: %zd errno %d", r,
+			    errno);
 			break;
 		}
 		for (ssize_t i = 0; i < r; i++)
