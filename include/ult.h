@@ -411,6 +411,9 @@ int ult_getclass(ult_thread_t *t, int *cls, int *prio);
  * ult_close (or until the kernel drops a closed file).  Close descriptors
  * that uthreads wait on with ult_close, which wakes the waiters with
  * EBADF; after a plain close() a waiter sleeps on until its deadline.
+ * A uthread woken by I/O runs at the socket sleep priority until the call
+ * returns (sysctl ult.io_boost, 1; 0 gives ULE's own static boost), so it
+ * preempts batch work as a FreeBSD socket wakeup does under 4BSD.
  * From a foreign thread every call here is the plain blocking call.
  */
 #define ULT_IN POLLIN

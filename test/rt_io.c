@@ -694,3 +694,48 @@ test_io_interactive(void)
 	close(wf_pipe[1]);
 	CHECK_EQ(ult_shutdown(), 0);
 }
+
+/* ---- an fd wait sleeps at the socket priority (ult.io_boost) ---- */
+
+static void *
+boost_reader(void *arg)
+{
+	char c;
+
+	(void)arg;
+	CHECK_EQ(ult_read(wf_pipe[0], &c, 1), 1);
+	/* Back from the call: the boost is gone. */
+	return ((void *)(intptr_t)rt_info(NULL).priority);
+}
+
+void
+test_io_boost(void)
+{
+	int ule;
+
+	rt_init(2, 0);
+	ule = strcmp(ult_sched_name(), "ULE") == 0;
+	CHECK_EQ(pipe(wf_pipe), 0);
+	for (long on = 1; on >= 0; on--) {
+		ult_thread_t *t;
+		void *after;
+		int asleep;
+
+		set_long("ult.io_boost", on);
+		CHECK_EQ(ult_spawn(&t, NULL, boost_reader, NULL), 0);
+		wait_state(t, ULT_STATE_SLEEPING);
+		asleep = rt_info(t).priority;
+		CHECK_EQ(write(wf_pipe[1], "x", 1), 1);
+		CHECK_EQ(ult_join(t, &after), 0);
+		/* PSOCK (72) while asleep: with the tunable under ULE, always
+		 * under 4BSD; else ULE's static boost, a user priority. */
+		if (on || !ule)
+			CHECK_EQ(asleep, 72);
+		else
+			CHECK(asleep >= 88);
+		CHECK((intptr_t)after >= 88);
+	}
+	close(wf_pipe[0]);
+	close(wf_pipe[1]);
+	CHECK_EQ(ult_shutdown(), 0);
+}

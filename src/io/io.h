@@ -21,6 +21,9 @@ void ult__io_fini(void);
 
 /* Some fd has been registered: idle workers and the clock poll. */
 extern atomic_int ult__io_armed;
+/* ult.io_boost: a uthread woken by I/O runs at PSOCK until it returns
+ * from the call, under ULE too (see DESIGN.md 7b). */
+extern atomic_int ult__io_boost;
 
 /* Take the events ready now and wake their waiters; a worker about to
  * park calls it.  Returns how many waiters it woke. */

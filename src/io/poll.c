@@ -44,6 +44,7 @@ struct io_fd {
 static struct io_fd *_Atomic chunks[IO_NCHUNK];
 static int epfd = -1, kickfd = -1;
 atomic_int ult__io_armed;
+atomic_int ult__io_boost = 1;
 
 int
 ult__io_init(void)
@@ -272,7 +273,8 @@ await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
 		if (dirs & (1u << d))
 			e->w[d] = &w;
 	ult__sleepq_add(&e->chan, &w);
-	err = ult__sleepq_wait(&e->chan, &w, deadline);
+	err = ult__sleepq_wait_pri(&e->chan, &w, deadline,
+	    PSOCK | (ULT_LD(&ult__io_boost) ? PRI_SLEEP_BOOST : 0));
 	ult__userret();
 	if (err == ETIMEDOUT) {
 		ult__sleepq_lock(&e->chan);

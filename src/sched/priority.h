@@ -20,8 +20,13 @@
 #define PRI_MAX_IDLE (PRI_MAX)
 
 #define PUSER (PRI_MIN_TIMESHARE)
-/* The kernel sleep priority of a plain wait (sys/priority.h). */
+/* Kernel sleep priorities (sys/priority.h): a socket wait, a plain one. */
+#define PSOCK (PRI_MIN_KERN + 24)
 #define PWAIT (PRI_MIN_KERN + 28)
+/* ult: or'ed into sleep()'s priority, it applies whatever
+ * kern.sched.static_boost says (waits for I/O, DESIGN.md section 7b). */
+#define PRI_SLEEP_BOOST 0x100
+#define PRI_SLEEP_MASK 0xff
 
 /* Scheduling classes (td_pri_class). */
 #define PRI_ITHD 1

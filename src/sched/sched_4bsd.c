@@ -533,6 +533,7 @@ bsd_sleep(struct thread *td, int prio)
 {
 	THREAD_LOCK_ASSERT(td);
 	td->td_slptick = mach_ticks();
+	prio &= PRI_SLEEP_MASK;
 	if (prio != 0 && PRI_BASE(td->td_pri_class) == PRI_TIMESHARE)
 		bsd_prio(td, prio);
 }

@@ -569,13 +569,14 @@ ule_userret(struct thread *td)
 static void
 ule_sleep(struct thread *td, int prio)
 {
-	int boost = TUN(ule_tun.static_boost);
+	int boost = TUN(ule_tun.static_boost), force = prio & PRI_SLEEP_BOOST;
 
 	THREAD_LOCK_ASSERT(td);
 	td->td_slptick = mach_ticks();
 	if (PRI_BASE(td->td_pri_class) != PRI_TIMESHARE)
 		return;
-	if (boost == 1 && prio)
+	prio &= PRI_SLEEP_MASK;
+	if ((boost == 1 || force) && prio)
 		ule_prio(td, prio);
 	else if (boost && td->td_priority > boost)
 		ule_prio(td, boost);

@@ -237,6 +237,16 @@ wait_foreign(struct sleepq_chain *sc, struct ult__waiter *w, uint64_t deadline)
 int
 ult__sleepq_wait(const void *wchan, struct ult__waiter *w, uint64_t deadline)
 {
+	/* A wait, as the kernel's nanosleep and condvar waits are: 4BSD
+	 * boosts to it until the thread returns to user mode; ULE does only
+	 * with kern.sched.static_boost=1. */
+	return (ult__sleepq_wait_pri(wchan, w, deadline, PWAIT));
+}
+
+int
+ult__sleepq_wait_pri(const void *wchan, struct ult__waiter *w,
+    uint64_t deadline, int pri)
+{
 	struct sleepq_chain *sc = chain_of(wchan);
 	struct ult_thread *ut = w->ut;
 	struct thread *td;
@@ -260,10 +270,7 @@ ult__sleepq_wait(const void *wchan, struct ult__waiter *w, uint64_t deadline)
 	thread_lock(td);
 	/* The sleep and the switch share one clock read. */
 	held = ult__clock_hold(ult__tls_worker);
-	/* A wait, as the kernel's nanosleep and condvar waits are: 4BSD
-	 * boosts to it until the thread returns to user mode; ULE does only
-	 * with kern.sched.static_boost=1. */
-	ult__rt.sched->sleep(td, PWAIT);
+	ult__rt.sched->sleep(td, pri);
 	thread_lock_set(td, &sc->lock);
 	TD_SET_SLEEPING(td);
 	ULT_ST(&ut->wchan, wchan);

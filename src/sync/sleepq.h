@@ -29,6 +29,10 @@ void ult__sleepq_add(const void *wchan, struct ult__waiter *w);
  */
 int ult__sleepq_wait(const void *wchan, struct ult__waiter *w,
     uint64_t deadline_ns);
+/* The same, with the sleep priority given to the policy's sleep (PWAIT
+ * above; PSOCK for I/O, with PRI_SLEEP_BOOST or not). */
+int ult__sleepq_wait_pri(const void *wchan, struct ult__waiter *w,
+    uint64_t deadline_ns, int pri);
 /* Is m one of the chain locks (the thread lock of a sleeping uthread)? */
 int ult__sleepq_is_chain_lock(const struct mtx *m);
 /* Chain locked: how many waiters wchan has, counting up to max. */
