@@ -1,10 +1,11 @@
 #!/bin/sh
 # Install what the benchmark suite compares against and plots with, from
-# Debian's packages: sysbench, ministat, Go, Boost.Fiber (with g++) and
-# gnuplot.  Needs root and apt-get; without them, or offline, it says so
-# and the suite skips what is missing.  BENCH_NO_INSTALL=1 skips this.
+# Debian's packages: sysbench, ministat, Go, Boost.Fiber (with g++),
+# gnuplot and wrk (the HTTP load of bench/serve.sh).  Needs root and
+# apt-get; without them, or offline, it says so and the suite skips what
+# is missing.  BENCH_NO_INSTALL=1 skips this.
 set -u
-pkgs="sysbench ministat golang-go libboost-fiber-dev g++ gnuplot-nox"
+pkgs="sysbench ministat golang-go libboost-fiber-dev g++ gnuplot-nox wrk"
 [ "${BENCH_NO_INSTALL:-}" = 1 ] && exit 0
 missing=""
 for p in $pkgs; do

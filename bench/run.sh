@@ -136,6 +136,12 @@ peer make boost "$boostpeer" --exp make $mode --data "$d"
 run latency ult+pthread "$b/latency" $mode --data "$d"
 peer latency go "$gopeer" --exp latency $mode --data "$d"
 peer latency boost "$boostpeer" --exp latency $mode --data "$d"
+if command -v wrk >/dev/null 2>&1; then
+	run serve ult+pthread+epoll sh "$here/serve.sh" "$build" $mode
+else
+	say "skip: serve (wrk not installed)"
+	echo "skip: wrk (not installed)" >>"$out/logs/serve.log"
+fi
 
 # ministat compares the hint variants' run times at 95% confidence.
 if command -v ministat >/dev/null 2>&1; then

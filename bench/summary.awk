@@ -11,7 +11,8 @@ BEGIN {
 	    "threads|T=2|events/s threads|T=64|events/s " \
 	    "nice|nice=0|share% nice|interactive|p99_us " \
 	    "hint|all|s hint|w=1|s make|j4|real_s make|j16|real_s " \
-	    "latency|hogs=0|p99_us latency|hogs=N|p99_us", want, " ")
+	    "latency|hogs=0|p99_us latency|hogs=N|p99_us " \
+	    "serve|hogs=0|req/s serve|hogs=0|p99_us serve|hogs=2|p99_us", want, " ")
 }
 $1 == "R" {
 	c = $3
