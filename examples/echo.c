@@ -3,7 +3,8 @@
  *
  *	echo [PORT [WORKERS]]
  *
- * It listens on 127.0.0.1:PORT (default 7007) and sends every byte it
+ * It listens on 127.0.0.1:PORT (default 7007; 0 picks a free port, which
+ * the "listening" line names) and sends every byte it
  * receives back on the same connection.  WORKERS is the number of kernel
  * threads that run the uthreads; 0 or absent leaves it to ult_init: the
  * environment variable ULT_NCPU, else one per CPU.  Try it with
@@ -123,7 +124,7 @@ main(int argc, char **argv)
 		port = atoi(argv[1]);
 	if (argc > 2)
 		cfg.ncpu = atoi(argv[2]);
-	if (argc > 3 || port <= 0 || port > 65535 || cfg.ncpu < 0 ||
+	if (argc > 3 || port < 0 || port > 65535 || cfg.ncpu < 0 ||
 	    cfg.ncpu > ULT_MAXCPU) {
 		fprintf(stderr, "usage: echo [PORT [WORKERS]]\n");
 		return (2);
@@ -132,6 +133,13 @@ main(int argc, char **argv)
 	if (lfd < 0) {
 		perror("echo: listen");
 		return (1);
+	}
+	if (port == 0) {
+		struct sockaddr_in sin;
+		socklen_t len = sizeof(sin);
+
+		if (getsockname(lfd, (struct sockaddr *)&sin, &len) == 0)
+			port = ntohs(sin.sin_port);
 	}
 	err = ult_init(&cfg);
 	if (err != 0) {
