@@ -46,6 +46,7 @@ start(char *const argv[])
 	posix_spawn_file_actions_addclose(&fa, pfd[0]);
 	if (posix_spawn(&child, argv[0], &fa, NULL, argv, NULL) != 0)
 		FAIL("cannot start %s", argv[0]);
+	posix_spawn_file_actions_destroy(&fa);
 	close(pfd[1]);
 	while ((p = strstr(buf, "127.0.0.1:")) == NULL ||
 	    strchr(p, '\n') == NULL) {
