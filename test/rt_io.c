@@ -14,6 +14,8 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "rt_test.h"
@@ -735,6 +737,259 @@ test_io_boost(void)
 			CHECK(asleep >= 88);
 		CHECK((intptr_t)after >= 88);
 	}
+	close(wf_pipe[0]);
+	close(wf_pipe[1]);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/* ---- what review found: each of these hung or returned wrong data ---- */
+
+/* Two blocking calls, one waiting on what the other does: the second
+ * must not queue behind the first on a helper that never returns. */
+static void *
+bc_read(void *arg)
+{
+	char c;
+
+	(void)arg;
+	return ((void *)(intptr_t)read(wf_pipe[0], &c, 1));
+}
+
+static void *
+bc_write(void *arg)
+{
+	(void)arg;
+	return ((void *)(intptr_t)write(wf_pipe[1], "x", 1));
+}
+
+static void *
+bc_caller(void *arg)
+{
+	void *ret = NULL;
+
+	CHECK_EQ(ult_blocking(arg, NULL, &ret), 0);
+	CHECK_EQ((intptr_t)ret, 1);
+	return (NULL);
+}
+
+static void *
+bc_noop(void *arg)
+{
+	return (arg);
+}
+
+static void *
+bc_warm(void *arg)
+{
+	(void)arg;
+	CHECK_EQ(ult_blocking(bc_noop, NULL, NULL), 0);
+	return (NULL);
+}
+
+/* Each round starts with exactly one idle helper: the reader's job takes
+ * it, and the writer's, submitted before that helper has woken, must get
+ * a helper of its own. */
+void
+test_io_blocking_chain(void)
+{
+	rt_init(1, 0);
+	set_long("ult.blocking_idle_ms", 20);
+	CHECK_EQ(pipe(wf_pipe), 0);
+	for (int i = 0; i < 20; i++) {
+		ult_thread_t *r, *w;
+
+		for (int k = 0; get_long("ult.blocking_threads") > 1; k++) {
+			CHECK(k < 10000);
+			usleep(1000);
+		}
+		CHECK_EQ(ult_spawn(&w, NULL, bc_warm, NULL), 0);
+		CHECK_EQ(ult_join(w, NULL), 0);
+
+		CHECK_EQ(ult_spawn(&r, NULL, bc_caller, (void *)bc_read), 0);
+		CHECK_EQ(ult_spawn(&w, NULL, bc_caller, (void *)bc_write), 0);
+		CHECK_EQ(ult_join(r, NULL), 0);
+		CHECK_EQ(ult_join(w, NULL), 0);
+	}
+	set_long("ult.blocking_idle_ms", 10000);
+	close(wf_pipe[0]);
+	close(wf_pipe[1]);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/* A write far larger than a pipe holds, read by a uthread on the same
+ * (only) worker. */
+#define BW_LEN (1u << 20)
+
+static void *
+bw_writer(void *arg)
+{
+	unsigned char *buf = malloc(BW_LEN);
+
+	(void)arg;
+	CHECK(buf != NULL);
+	for (unsigned i = 0; i < BW_LEN; i++)
+		buf[i] = (unsigned char)(i * 7 + (i >> 12));
+	CHECK_EQ(ult_write(wf_pipe[1], buf, BW_LEN), (ssize_t)BW_LEN);
+	free(buf);
+	return (NULL);
+}
+
+static void *
+lb_reader_pipe(void *arg)
+{
+	unsigned char *buf = arg;
+	unsigned got = 0;
+	ssize_t r;
+
+	while (got < BW_LEN && (r = ult_read(wf_pipe[0], buf, 8192)) > 0) {
+		for (ssize_t i = 0; i < r; i++) {
+			unsigned k = got + (unsigned)i;
+
+			if (buf[i] != (unsigned char)(k * 7 + (k >> 12)))
+				return (NULL);
+		}
+		got += (unsigned)r;
+	}
+	return ((void *)(uintptr_t)got);
+}
+
+void
+test_io_pipe_big_write(void)
+{
+	ult_thread_t *w;
+	static unsigned char buf[8192];
+	unsigned got = 0;
+
+	rt_init(1, 0);
+	CHECK_EQ(pipe(wf_pipe), 0);
+	CHECK_EQ(ult_spawn(&w, NULL, bw_writer, NULL), 0);
+	/* The reader is a uthread too: spawned after, on the one worker. */
+	{
+		ult_thread_t *r;
+		void *ret;
+
+		CHECK_EQ(ult_spawn(&r, NULL, lb_reader_pipe, buf), 0);
+		CHECK_EQ(ult_join(r, &ret), 0);
+		got = (unsigned)(uintptr_t)ret;
+	}
+	CHECK_EQ(ult_join(w, NULL), 0);
+	CHECK_EQ(got, BW_LEN); /* every byte right, or 0 */
+	close(wf_pipe[0]);
+	close(wf_pipe[1]);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/* MSG_PEEK|MSG_WAITALL peeks once; MSG_WAITALL on datagrams and
+ * sequenced packets returns one message, as the kernel does. */
+static void *
+mf_body(void *arg)
+{
+	int sv[2];
+	char buf[16];
+
+	(void)arg;
+	CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	CHECK_EQ(ult_send(sv[1], "abcd", 4, 0), 4);
+	CHECK_EQ(ult_recv(sv[0], buf, 6, MSG_PEEK | MSG_WAITALL), 4);
+	CHECK_EQ(memcmp(buf, "abcd", 4), 0);
+	close(sv[0]);
+	close(sv[1]);
+	for (int type = SOCK_DGRAM; type <= SOCK_SEQPACKET;
+	     type = type == SOCK_DGRAM ? SOCK_SEQPACKET : SOCK_SEQPACKET + 1) {
+		CHECK_EQ(socketpair(AF_UNIX, type, 0, sv), 0);
+		CHECK_EQ(ult_send(sv[1], "one", 3, 0), 3);
+		CHECK_EQ(ult_send(sv[1], "two", 3, 0), 3);
+		CHECK_EQ(ult_recv(sv[0], buf, 6, MSG_WAITALL), 3);
+		CHECK_EQ(memcmp(buf, "one", 3), 0);
+		close(sv[0]);
+		close(sv[1]);
+	}
+	return (NULL);
+}
+
+void
+test_io_msg_flags(void)
+{
+	ult_thread_t *t;
+
+	rt_init(2, 0);
+	CHECK_EQ(ult_spawn(&t, NULL, mf_body, NULL), 0);
+	CHECK_EQ(ult_join(t, NULL), 0);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/* A blocking connect to a Unix listener whose backlog is full waits (a
+ * non-blocking one says EAGAIN); and ult_close in a fork child leaves the
+ * parent's poller alone. */
+static struct sockaddr_un ux_addr;
+
+static void *
+ux_connect(void *arg)
+{
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	(void)arg;
+	CHECK(fd >= 0);
+	CHECK_EQ(ult_connect(fd, (struct sockaddr *)&ux_addr, sizeof(ux_addr)),
+	    0);
+	return ((void *)(intptr_t)fd);
+}
+
+void
+test_io_unix_backlog(void)
+{
+	ult_thread_t *t[3];
+	int l;
+
+	rt_init(2, 0);
+	memset(&ux_addr, 0, sizeof(ux_addr));
+	ux_addr.sun_family = AF_UNIX;
+	snprintf(ux_addr.sun_path, sizeof(ux_addr.sun_path),
+	    "/tmp/ult-test-%d.sock", (int)getpid());
+	unlink(ux_addr.sun_path);
+	CHECK((l = socket(AF_UNIX, SOCK_STREAM, 0)) >= 0);
+	CHECK_EQ(bind(l, (struct sockaddr *)&ux_addr, sizeof(ux_addr)), 0);
+	CHECK_EQ(listen(l, 0), 0);
+	for (int i = 0; i < 3; i++)
+		CHECK_EQ(ult_spawn(&t[i], NULL, ux_connect, NULL), 0);
+	usleep(20000); /* let them find the backlog full */
+	for (int i = 0; i < 3; i++) {
+		int a = accept(l, NULL, NULL);
+
+		CHECK(a >= 0);
+		close(a);
+	}
+	for (int i = 0; i < 3; i++) {
+		void *fd;
+
+		CHECK_EQ(ult_join(t[i], &fd), 0);
+		close((int)(intptr_t)fd);
+	}
+	close(l);
+	unlink(ux_addr.sun_path);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+void
+test_io_fork_close(void)
+{
+	ult_thread_t *t;
+	pid_t pid;
+	int st;
+
+	rt_init(2, 0);
+	CHECK_EQ(pipe(wf_pipe), 0);
+	CHECK_EQ(ult_spawn(&t, NULL, wf_waiter, NULL), 0);
+	wait_state(t, ULT_STATE_SLEEPING);
+	if ((pid = fork()) == 0) {
+		/* The child's runtime is gone: a plain close. */
+		_exit(ult_close(wf_pipe[0]) == 0 ? 0 : 1);
+	}
+	CHECK(pid > 0);
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK_EQ(write(wf_pipe[1], "x", 1), 1);
+	CHECK_EQ(ult_join(t, NULL), 0);
 	close(wf_pipe[0]);
 	close(wf_pipe[1]);
 	CHECK_EQ(ult_shutdown(), 0);

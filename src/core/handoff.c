@@ -4,20 +4,21 @@
  * mutex, page faults on a slow disk) takes its worker's kernel thread
  * with it, and the uthreads queued behind it would wait for as long.  The
  * clock thread looks at every busy worker at each stat tick: one that has
- * not switched for ult.handoff_us and whose kernel thread the kernel
- * reports asleep (state S or D in /proc/self/task/TID/stat) is marked
- * blocked.  The policy then hands the threads queued there that may
- * migrate to the other CPUs, and treats the CPU as unavailable when it
- * places threads (mach_cpu_state says MACH_CPU_BLOCKED), until the
- * worker switches again or runs: it rejoins by itself.  This is the
- * spirit of scheduler activations and of Go's handoff of a P in a
- * syscall, without a spare kernel thread: the other workers take the
+ * not switched for ult.handoff_us, whose kernel thread the kernel reports
+ * asleep (state S or D in /proc/self/task/TID/stat) at two ticks in a row
+ * and has had no CPU time in between (schedstat) is marked blocked.  The policy
+ * then hands the threads queued there that may migrate to the other CPUs, and
+ * treats the CPU as unavailable when it places threads (mach_cpu_state says
+ * MACH_CPU_BLOCKED), until the worker switches again or runs: it rejoins by
+ * itself.  This is the spirit of scheduler activations and of Go's handoff of a
+ * P in a syscall, without a spare kernel thread: the other workers take the
  * work.  Cost: nothing on the worker; for the clock, one read of a procfs
  * file per tick for each worker that has run one uthread for the whole
  * interval (a CPU hog looks the same until the kernel says it runs).
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -29,35 +30,65 @@ atomic_int ult__handoff_us = 1000;
 static struct {
 	uint64_t nswitch; /* the worker's switch count when last looked at */
 	uint64_t since;	  /* when that count was first seen */
-	int fd;		  /* its stat file + 1, or 0 */
+	uint64_t oncpu;	  /* its kernel thread's CPU time then, ns */
+	uint64_t at;	  /* when that was read */
+	int sampled;	  /* oncpu holds a sample taken at this count */
+	int fd[2];	  /* its stat and schedstat files + 1, or 0 */
 } hw[ULT_MAXCPU];
 
-/* 1 if the kernel says the worker's thread sleeps; 0 if it runs or is
- * runnable, or cannot tell. */
-static int
-kernel_asleep(struct ult__worker *w, int cpu)
+/* Read one of the worker's procfs files into buf; 0 on failure. */
+static ssize_t
+read_task(struct ult__worker *w, int cpu, int which, char *buf, size_t len)
 {
-	char buf[512], *p;
+	static const char *const name[2] = {"stat", "schedstat"};
 	ssize_t n;
 
-	if (hw[cpu].fd == 0) {
+	if (hw[cpu].fd[which] == 0) {
 		char path[64];
 		int fd;
 
-		snprintf(path, sizeof(path), "/proc/self/task/%d/stat",
-		    ULT_LD(&w->tid));
+		snprintf(path, sizeof(path), "/proc/self/task/%d/%s",
+		    ULT_LD(&w->tid), name[which]);
 		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
 			return (0);
-		hw[cpu].fd = fd + 1;
+		hw[cpu].fd[which] = fd + 1;
 	}
-	n = pread(hw[cpu].fd - 1, buf, sizeof(buf) - 1, 0);
+	n = pread(hw[cpu].fd[which] - 1, buf, len - 1, 0);
 	if (n <= 0)
 		return (0);
 	buf[n] = '\0';
+	return (n);
+}
+
+/*
+ * 1 if the kernel says the worker's thread sleeps now and did at the
+ * previous look at this switch count, and it has had almost no CPU time
+ * in between (signal handlers run on a blocked thread: a preemption owed
+ * to it is retried at every tick): a sleep of a moment (a futex inside a
+ * lock, a page fault) that one sample can catch does not count.  Without
+ * schedstat, two sleeping samples in a row.
+ */
+static int
+kernel_blocked(struct ult__worker *w, int cpu, uint64_t now)
+{
+	char buf[512], *p;
+	uint64_t oncpu = 0;
+	int asleep, stuck, was = hw[cpu].sampled;
+
+	if (read_task(w, cpu, 0, buf, sizeof(buf)) == 0)
+		return (0);
 	/* "tid (comm) S ...": comm may hold anything, ')' included. */
 	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
 		return (0);
-	return (p[2] == 'S' || p[2] == 'D');
+	asleep = p[2] == 'S' || p[2] == 'D';
+	if (read_task(w, cpu, 1, buf, sizeof(buf)) != 0)
+		oncpu = strtoull(buf, NULL, 10) + 1;
+	stuck = asleep && was && oncpu >= hw[cpu].oncpu &&
+	    oncpu - hw[cpu].oncpu < (now - hw[cpu].at) / 8;
+	hw[cpu].sampled = asleep;
+	hw[cpu].oncpu = oncpu;
+	hw[cpu].at = now;
+	return (stuck);
 }
 
 /* The clock sets the mark; it and the worker's next switch clear it. */
@@ -82,12 +113,13 @@ ult__handoff_tick(int cpu)
 	if (sw != hw[cpu].nswitch || !ULT_LD(&w->busy) || limit == 0) {
 		hw[cpu].nswitch = sw;
 		hw[cpu].since = now;
+		hw[cpu].sampled = 0;
 		ult__handoff_set(w, 0);
 		return;
 	}
 	if (now - hw[cpu].since < limit)
 		return;
-	if (!kernel_asleep(w, cpu)) {
+	if (!kernel_blocked(w, cpu, now) || ULT_LD(&w->nswitch) != sw) {
 		ult__handoff_set(w, 0);
 		return;
 	}
@@ -102,9 +134,12 @@ void
 ult__handoff_fini(void)
 {
 	for (int i = 0; i < ULT_MAXCPU; i++) {
-		if (hw[i].fd != 0)
-			close(hw[i].fd - 1);
-		hw[i].fd = 0;
+		for (int k = 0; k < 2; k++) {
+			if (hw[i].fd[k] != 0)
+				close(hw[i].fd[k] - 1);
+			hw[i].fd[k] = 0;
+		}
+		hw[i].sampled = 0;
 		hw[i].nswitch = 0;
 		hw[i].since = 0;
 	}

@@ -50,7 +50,11 @@ ult_thread_info(ult_thread_t *t, struct ult_thread_info *out)
 	out->priority = t->td.td_priority;
 	out->nice = t->td.td_nice;
 	out->interact_score = st.interact_score;
+	/* A uthread that asks about itself runs, whatever the clock thread
+	 * saw of its worker a moment ago. */
 	out->state = state_of(t);
+	if (out->state == ULT_STATE_BLOCKED && t == ult__self_ut())
+		out->state = ULT_STATE_RUNNING;
 	out->pctcpu = 100.0 * st.pctcpu / FSCALE;
 	out->runtime_ns = ULT_LD(&t->runtime_ns);
 	out->nvcsw = ULT_LD(&t->nvcsw);

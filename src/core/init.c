@@ -173,6 +173,7 @@ start(const struct ult_config *cfg)
 	atomic_init(&ult__rt.nthreads, 0);
 	atomic_init(&ult__rt.shutdown_waits, 0);
 	atomic_init(&ult__rt.stopping, 0);
+	atomic_init(&ult__rt.nblocked, 0);
 	atomic_init(&ult__rt.child_first, 1);
 	/* Pin one worker per CPU when there are enough CPUs; with more
 	 * workers than CPUs, pinning would stack several on one CPU while

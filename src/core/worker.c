@@ -165,7 +165,7 @@ idle_loop(struct ult__worker *w)
 		/* Before sleeping, take what the poller has (Go's findrunnable
 		 * polls the network the same way): a wakeup it makes may be
 		 * for this CPU. */
-		if (ULT_LD(&ult__io_armed) && ult__io_poll_now() > 0) {
+		if (ULT_LD(&ult__io_nwaiting) > 0 && ult__io_poll_now() > 0) {
 			until = 0;
 			continue;
 		}

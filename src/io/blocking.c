@@ -34,6 +34,7 @@ static struct {
 	pthread_cond_t gone; /* (p) a helper exited */
 	pthread_once_t once;
 	struct job *head, *tail; /* (p) */
+	int nqueued;		 /* (p) jobs no helper has taken yet */
 	int nthreads, nidle;	 /* (p) */
 	int stop;		 /* (p) */
 } pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .once = PTHREAD_ONCE_INIT};
@@ -72,6 +73,7 @@ helper_main(void *arg)
 		if (j != NULL) {
 			if ((pool.head = j->next) == NULL)
 				pool.tail = NULL;
+			pool.nqueued--;
 			pthread_mutex_unlock(&pool.lock);
 			ult__set_errno(j->err);
 			j->ret = j->fn(j->arg);
@@ -112,7 +114,10 @@ submit(struct job *j)
 	else
 		pool.head = j;
 	pool.tail = j;
-	if (pool.nidle > 0) {
+	/* An idle helper that was signalled but has not woken yet counts
+	 * for the jobs queued before this one: a job that blocks on one
+	 * queued after it must not wait behind it. */
+	if (++pool.nqueued <= pool.nidle) {
 		pthread_cond_signal(&pool.work);
 		return (0);
 	}
@@ -133,6 +138,7 @@ submit(struct job *j)
 		return (0);
 	/* Nobody will run it: take it back (it is the only job). */
 	pool.head = pool.tail = NULL;
+	pool.nqueued = 0;
 	return (EAGAIN);
 }
 

@@ -19,8 +19,9 @@
 int ult__io_init(void);
 void ult__io_fini(void);
 
-/* Some fd has been registered: idle workers and the clock poll. */
-extern atomic_int ult__io_armed;
+/* Some fd has been registered: the clock thread polls; and how many
+ * uthreads sleep on an fd now: idle workers poll while there are any. */
+extern atomic_int ult__io_armed, ult__io_nwaiting;
 /* ult.io_boost: a uthread woken by I/O runs at PSOCK until it returns
  * from the call, under ULE too (see DESIGN.md 7b). */
 extern atomic_int ult__io_boost;

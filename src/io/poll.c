@@ -15,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -43,7 +44,9 @@ struct io_fd {
 
 static struct io_fd *_Atomic chunks[IO_NCHUNK];
 static int epfd = -1, kickfd = -1;
+static atomic_int no_pwait2; /* the kernel lacks epoll_pwait2 */
 atomic_int ult__io_armed;
+atomic_int ult__io_nwaiting;
 atomic_int ult__io_boost = 1;
 
 int
@@ -52,6 +55,7 @@ ult__io_init(void)
 	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = IO_KICK};
 
 	ULT_ST(&ult__io_armed, 0);
+	ULT_ST(&ult__io_nwaiting, 0);
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	kickfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	/* Level-triggered: a worker's poll that sees the kick leaves it for
@@ -204,7 +208,19 @@ ult__io_clock_wait(uint64_t deadline)
 		ts.tv_nsec = (long)(d % 1000000000u);
 		tp = &ts;
 	}
-	n = epoll_pwait2(epfd, evs, IO_EVENTS, tp, NULL);
+	/* epoll_pwait2 (Linux 5.11) takes nanoseconds; before it, epoll_wait
+	 * with the timeout rounded up to a millisecond. */
+	if (ULT_LD(&no_pwait2) ||
+	    ((n = epoll_pwait2(epfd, evs, IO_EVENTS, tp, NULL)) < 0 &&
+		errno == ENOSYS)) {
+		ULT_ST(&no_pwait2, 1);
+		long long ms = tp == NULL ? -1
+					  : (long long)ts.tv_sec * 1000 +
+			(ts.tv_nsec + 999999) / 1000000;
+
+		n = epoll_wait(epfd, evs, IO_EVENTS,
+		    ms > INT_MAX ? INT_MAX : (int)ms);
+	}
 	if (n > 0)
 		handle(evs, n, &kicked);
 	if (kicked && read(kickfd, &v, sizeof(v)) < 0)
@@ -263,8 +279,11 @@ await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
 		ult__sleepq_release(&e->chan);
 		return (0);
 	}
+	/* A slot whose waiter timed out and has not cleared it yet is free:
+	 * that waiter clears a slot only while it still names it. */
 	for (int d = 0; d < 2; d++) {
-		if ((dirs & (1u << d)) && e->w[d] != NULL) {
+		if ((dirs & (1u << d)) && e->w[d] != NULL &&
+		    ult__list_linked(&e->w[d]->link)) {
 			ult__sleepq_release(&e->chan);
 			return (EBUSY);
 		}
@@ -273,8 +292,10 @@ await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
 		if (dirs & (1u << d))
 			e->w[d] = &w;
 	ult__sleepq_add(&e->chan, &w);
+	atomic_fetch_add(&ult__io_nwaiting, 1);
 	err = ult__sleepq_wait_pri(&e->chan, &w, deadline,
 	    PSOCK | (ULT_LD(&ult__io_boost) ? PRI_SLEEP_BOOST : 0));
+	atomic_fetch_sub(&ult__io_nwaiting, 1);
 	ult__userret();
 	if (err == ETIMEDOUT) {
 		ult__sleepq_lock(&e->chan);
@@ -393,6 +414,10 @@ ult_close(int fd)
 	struct io_fd *e;
 	int saved = ult__errno();
 
+	/* In a fork child (or with the runtime stopped) nobody here waits,
+	 * and the epoll instance is the parent's: just close. */
+	if (!ult__running())
+		return (close(fd));
 	if (fd >= 0 && fd < IO_MAXFD && (e = fd_entry(fd, 0)) != NULL) {
 		ult__sleepq_lock(&e->chan);
 		ULT_ST(&e->gen, ULT_LD(&e->gen) + 1);

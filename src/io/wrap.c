@@ -15,8 +15,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../core/runtime.h"
@@ -88,6 +90,16 @@ wait_ready(int fd, int events)
 	return (0);
 }
 
+static int
+is_stream(int fd)
+{
+	int type = 0;
+	socklen_t len = sizeof(type);
+
+	return (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0 &&
+	    type == SOCK_STREAM);
+}
+
 /* Drop `done' bytes from the front of an iovec array (a private copy). */
 static void
 iov_advance(struct iovec **iov, int *cnt, size_t done)
@@ -125,7 +137,9 @@ xfer(int fd, struct msghdr *msg, int flags, int out)
 	struct iovec local[IOV_LOCAL], *copy = local, *iov;
 	struct ult__io_ref ref = {NULL, 0, fd};
 	struct msghdr m = *msg;
-	int all = out || (flags & MSG_WAITALL), cnt = (int)m.msg_iovlen;
+	/* MSG_PEEK returns the same bytes again: it never loops. */
+	int all = out || (flags & (MSG_WAITALL | MSG_PEEK)) == MSG_WAITALL;
+	int cnt = (int)m.msg_iovlen, stream = -1;
 	size_t want = iov_total(msg->msg_iov, msg->msg_iovlen), done = 0;
 	int saved = ult__errno();
 	ssize_t r = 0;
@@ -151,9 +165,13 @@ xfer(int fd, struct msghdr *msg, int flags, int out)
 		}
 		if (r > 0) {
 			done += (size_t)r;
-			/* A datagram moves whole; only a stream goes on. */
-			if (!all || done >= want ||
-			    (!out && (m.msg_flags & MSG_TRUNC)))
+			if (!all || done >= want)
+				break;
+			/* A message moves whole: only a stream goes on (Linux
+			 * ignores MSG_WAITALL on the other socket types). */
+			if (!out && stream < 0)
+				stream = is_stream(fd);
+			if (!out && !stream)
 				break;
 			iov_advance(&iov, &cnt, (size_t)r);
 			/* The address and control data went with the first. */
@@ -173,7 +191,7 @@ xfer(int fd, struct msghdr *msg, int flags, int out)
 		free(copy);
 	/* A success leaves errno alone, as the call would (the EAGAIN of an
 	 * attempt before the wait is no business of the caller's). */
-	if (r >= 0 || (done > 0 && again(r)))
+	if (r >= 0 || done > 0)
 		ult__set_errno(saved);
 	return (done > 0 ? (ssize_t)done : r);
 }
@@ -185,6 +203,43 @@ xfer_buf(int fd, void *buf, size_t n, int flags, int out)
 	struct msghdr m = {.msg_iov = &v, .msg_iovlen = 1};
 
 	return (xfer(fd, &m, flags, out));
+}
+
+/*
+ * A blocking write of more than PIPE_BUF bytes to a pipe waits until all
+ * of it is in, and POLLOUT promises room for one page only: the write
+ * goes in pieces of PIPE_BUF, each after a wait, so the worker never
+ * waits for a reader that may be a uthread queued behind it.
+ */
+static ssize_t
+write_pieces(int fd, const struct iovec *iov, int cnt)
+{
+	size_t done = 0;
+
+	for (int i = 0; i < cnt; i++) {
+		for (size_t off = 0; off < iov[i].iov_len;) {
+			size_t n = iov[i].iov_len - off;
+			ssize_t w;
+
+			if (n > PIPE_BUF)
+				n = PIPE_BUF;
+			if (wait_ready(fd, POLLOUT) != 0 ||
+			    (w = write(fd, (char *)iov[i].iov_base + off, n)) <
+				0)
+				return (done > 0 ? (ssize_t)done : -1);
+			off += (size_t)w;
+			done += (size_t)w;
+		}
+	}
+	return ((ssize_t)done);
+}
+
+static int
+is_fifo(int fd)
+{
+	struct stat st;
+
+	return (fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode));
 }
 
 /* read, write, readv, writev: a socket goes through xfer; anything else
@@ -199,6 +254,9 @@ rw(int fd, const struct iovec *iov, int cnt, int out)
 
 	if ((r = xfer(fd, &m, 0, out)) >= 0 || ult__errno() != ENOTSOCK)
 		return (r);
+	ult__set_errno(saved);
+	if (out && iov_total(iov, (size_t)cnt) > PIPE_BUF && is_fifo(fd))
+		return (write_pieces(fd, iov, cnt));
 	if (wait_ready(fd, out ? POLLOUT : POLLIN) != 0)
 		return (-1);
 	ult__set_errno(saved);
@@ -228,7 +286,7 @@ ult_write(int fd, const void *buf, size_t n)
 ssize_t
 ult_readv(int fd, const struct iovec *iov, int iovcnt)
 {
-	if (!in_uthread() || iovcnt < 0)
+	if (!in_uthread() || iovcnt < 0 || iovcnt > IOV_MAX)
 		return (readv(fd, iov, iovcnt));
 	return (rw(fd, iov, iovcnt, 0));
 }
@@ -236,7 +294,7 @@ ult_readv(int fd, const struct iovec *iov, int iovcnt)
 ssize_t
 ult_writev(int fd, const struct iovec *iov, int iovcnt)
 {
-	if (!in_uthread() || iovcnt < 0)
+	if (!in_uthread() || iovcnt < 0 || iovcnt > IOV_MAX)
 		return (writev(fd, iov, iovcnt));
 	return (rw(fd, iov, iovcnt, 1));
 }
@@ -319,6 +377,35 @@ ult_accept4(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags)
 	return (accept4(fd, addr, addrlen, flags));
 }
 
+struct connect_call {
+	int fd;
+	const struct sockaddr *addr;
+	socklen_t len;
+};
+
+static void *
+connect_helper(void *arg)
+{
+	struct connect_call *c = arg;
+
+	return ((void *)(intptr_t)connect(c->fd, c->addr, c->len));
+}
+
+static int
+connect_blocking(int fd, const struct sockaddr *addr, socklen_t len)
+{
+	struct connect_call c = {fd, addr, len};
+	void *ret;
+	int err;
+
+	/* ult_blocking hands back the helper's errno with the result. */
+	if ((err = ult_blocking(connect_helper, &c, &ret)) != 0) {
+		ult__set_errno(err);
+		return (-1);
+	}
+	return ((int)(intptr_t)ret);
+}
+
 /*
  * connect(2) on a blocking socket waits for the handshake: start it with
  * O_NONBLOCK set for the call alone, then wait until the socket is
@@ -337,6 +424,10 @@ ult_connect(int fd, const struct sockaddr *addr, socklen_t addrlen)
 	r = connect(fd, addr, addrlen);
 	err = ult__errno();
 	fcntl(fd, F_SETFL, fl);
+	/* A Unix socket whose listener's backlog is full says EAGAIN where
+	 * the blocking call waits: let a helper wait in the blocking one. */
+	if (r != 0 && err == EAGAIN)
+		return (connect_blocking(fd, addr, addrlen));
 	if (r == 0 || err != EINPROGRESS) {
 		ult__set_errno(err);
 		return (r);
@@ -385,20 +476,28 @@ ult_poll(struct pollfd *fds, nfds_t nfds, int timeout)
 		ult_sleep_until(deadline ? deadline : UINT64_MAX);
 		return (0);
 	}
-	if (nfds > 1 || fds[0].fd < 0 ||
-	    (fds[0].events & (POLLIN | POLLOUT)) == 0) {
-		if ((err = ult_blocking(poll_helper, &c, &ret)) != 0) {
-			ult__set_errno(err);
-			return (-1);
+	/* One descriptor waits through the poller; poll(2) then says what
+	 * is ready (POLLNVAL after an ult_close), and a readiness somebody
+	 * else drained meanwhile means waiting again. */
+	while (nfds == 1 && fds[0].fd >= 0 &&
+	    (fds[0].events & (POLLIN | POLLOUT)) != 0) {
+		err = ult__io_wait(fds[0].fd, fds[0].events, deadline, NULL);
+		if (err == ETIMEDOUT)
+			return (0);
+		if (err == 0 || err == EBADF) {
+			if ((r = poll(fds, 1, 0)) != 0 || err == EBADF)
+				return (r);
+			continue;
 		}
-		return ((int)(intptr_t)ret);
+		/* EBUSY (another uthread waits there), EINVAL (out of the
+		 * poller's range), ENOMEM: as for several. */
+		break;
 	}
-	err = ult__io_wait(fds[0].fd, fds[0].events, deadline, NULL);
-	if (err == ETIMEDOUT)
-		return (0);
-	if (err != 0 && err != EINVAL) {
+	/* Several, or what the poller cannot wait for: poll(2) itself on a
+	 * helper thread, which it occupies until it returns. */
+	if ((err = ult_blocking(poll_helper, &c, &ret)) != 0) {
 		ult__set_errno(err);
 		return (-1);
 	}
-	return (poll(fds, nfds, 0));
+	return ((int)(intptr_t)ret);
 }

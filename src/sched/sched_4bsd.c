@@ -289,11 +289,14 @@ forward_wakeup(int self)
 static void
 resched_worst(int pri)
 {
-	int worst = -1, wp = pri;
+	int worst = -1, wp = pri, blocked = mach_cpus_blocked() > 0;
 
 	for (int c = 0; c < bsd_ncpu; c++) {
 		struct thread *cur = ULT_LD(&bsd_curthr[c]);
 
+		/* ult: a CPU blocked in the host kernel cannot reschedule. */
+		if (blocked && mach_cpu_state(c) == MACH_CPU_BLOCKED)
+			continue;
 		if (pri_of(cur) > wp) {
 			wp = pri_of(cur);
 			worst = c;

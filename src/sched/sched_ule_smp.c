@@ -271,6 +271,10 @@ ule_pickcpu(struct thread *td, int flags, int self, int now)
 	if (cpu < 0)
 		cpu = sched_lowest(ule_cpu_top, &ule_all_cpus, -1, INT_MAX,
 		    ts->ts_cpu, r);
+	/* ult: a blocked CPU (the clock acting for it) is no home. */
+	if (self >= 0 && mach_cpus_blocked() > 0 &&
+	    mach_cpu_state(self) == MACH_CPU_BLOCKED)
+		self = -1;
 	if (self >= 0) {
 		struct tdq *me = TDQ_CPU(self);
 
@@ -792,6 +796,12 @@ sched_balance_group(const struct cpu_group *cg)
 			break;
 		CS_CLR(high, &hmask);
 		lmask = hmask;
+		/* ult: never towards a CPU blocked in the host kernel. */
+		if (mach_cpus_blocked() > 0) {
+			cpuset_t avail;
+
+			CS_AND(&lmask, usable_cpus(&avail));
+		}
 		if (CS_EMPTY(&lmask))
 			break;
 		tdq = TDQ_CPU(high);

@@ -46,11 +46,15 @@ static void
 stat_ticks(int cnt)
 {
 	for (int i = 0; i < ult__rt.ncpu; i++) {
-		if (i == 0 || ULT_LD(&ult__rt.workers[i].busy)) {
+		struct ult__worker *w = &ult__rt.workers[i];
+
+		if (i == 0 || ULT_LD(&w->busy)) {
 			ult__tls_actcpu = i;
 			ult__rt.sched->clock(i, cnt);
 			ult__preempt_retry(i);
 			ult__handoff_tick(i);
+		} else if (ULT_LD(&w->blocked)) {
+			ult__handoff_set(w, 0); /* idle: blocked no more */
 		}
 	}
 	ult__tls_actcpu = -1;
@@ -114,7 +118,7 @@ static void
 wake(void)
 {
 	atomic_fetch_add(&clk.seq, 1);
-	if (ULT_LD(&clk.in_epoll))
+	if (atomic_load(&clk.in_epoll)) /* seq_cst: the Dekker pair */
 		ult__io_kick();
 	else
 		ult__futex_wake(&clk.seq, 1);
