@@ -427,10 +427,11 @@ int ult_getclass(ult_thread_t *t, int *cls, int *prio);
  * (0: no deadline).  *revents (if not NULL) gets the poll(2) bits that are
  * ready.  One uthread may wait to read and one to write on an fd at once.
  * Errors: ETIMEDOUT; EBADF fd not open, or closed by ult_close meanwhile;
- * EINVAL events has neither ULT_IN nor ULT_OUT, or fd cannot be polled
- * (a regular file: use ult_blocking); EBUSY another uthread already waits
- * for the same direction; ENXIO.  Context: uthread or foreign thread (there
- * poll(2)).  Blocks: yes.
+ * EINVAL events has neither ULT_IN nor ULT_OUT, or fd is beyond the
+ * poller's range (2^20) or refused by epoll; EBUSY another uthread already
+ * waits for the same direction; ENOMEM; ENXIO.  A regular file is always
+ * ready, as poll(2) says: use ult_blocking for its slow calls.  Context:
+ * uthread or foreign thread (there poll(2)).  Blocks: yes.
  */
 int ult_wait_fd(int fd, int events, uint64_t deadline_ns, int *revents);
 
