@@ -130,13 +130,28 @@ counter_body(void *arg)
 	return (NULL);
 }
 
+static void *
+counter_rounds(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 2; i++)
+		tls_spawn_join(CTR_THREADS, counter_body);
+	return (NULL);
+}
+
 void
 test_tls_thread_vars(void)
 {
+	ult_thread_t *t;
+
 	for (int r = 0; r < NRUNS; r++) {
 		tls_begin(tls_workers[r]);
 		atomic_store(&ctr_bad, 0);
 		tls_spawn_join(CTR_THREADS, counter_body);
+		/* From a uthread, twice: spawns there take the blocks its
+		 * worker has just got back, reset. */
+		CHECK_EQ(ult_spawn(&t, NULL, counter_rounds, NULL), 0);
+		CHECK_EQ(ult_join(t, NULL), 0);
 		CHECK_EQ(atomic_load(&ctr_bad), 0);
 		tls_end();
 	}

@@ -160,6 +160,14 @@ static struct {
 	size_t filesz, memsz;
 } mods[MAXMODS];
 static int nmods;
+/* The modules' blocks as one range from tp, [span_lo, span_lo + span_len), and
+ * its initial contents (the images at their offsets, zeros between): a reset is
+ * then one copy instead of two calls per module.  NULL when the range is larger
+ * than SPAN_MAX. */
+#define SPAN_MAX 4096
+static long span_lo;
+static size_t span_len;
+static unsigned char *span_image;
 /* Modules with dynamic TLS when the probe ran, and the dtv generation of
  * a thread made then (see ult__glibc_tls_reset). */
 static int ndynamic;
@@ -200,6 +208,39 @@ static struct {
 	const char *why;
 	long libc_lo, libc_hi, libc_tdata_hi; /* libc's static TLS, from tp */
 } pr;
+
+/*
+ * Between and around the modules' blocks lies only alignment padding,
+ * which nothing writes (glibc places static TLS for modules loaded later
+ * past all of these), so the span can be rewritten whole.
+ */
+static void
+build_span(void)
+{
+	long lo, hi;
+	size_t len;
+
+	if (nmods == 0)
+		return;
+	lo = mods[0].off;
+	hi = mods[0].off + (long)mods[0].memsz;
+	for (int i = 1; i < nmods; i++) {
+		if (mods[i].off < lo)
+			lo = mods[i].off;
+		if (mods[i].off + (long)mods[i].memsz > hi)
+			hi = mods[i].off + (long)mods[i].memsz;
+	}
+	if (hi > 0 || hi <= lo || hi - lo > SPAN_MAX)
+		return;
+	len = (size_t)(hi - lo);
+	if ((span_image = calloc(1, len)) == NULL)
+		return;
+	for (int i = 0; i < nmods; i++)
+		memcpy(span_image + (mods[i].off - lo), mods[i].image,
+		    mods[i].filesz);
+	span_lo = lo;
+	span_len = len;
+}
 
 static int
 find_libc_and_mods(struct dl_phdr_info *info, size_t sz, void *arg)
@@ -342,6 +383,8 @@ probe_thread(void *arg)
 	}
 	if (pr.why == NULL)
 		probe_malloc(pr.tp);
+	if (pr.why == NULL)
+		build_span();
 	return (NULL);
 }
 
@@ -545,12 +588,17 @@ ult__glibc_tls_reset(void *tp)
 				dtv[i].p.to_free = NULL;
 				dtv[i].p.val = DTV_UNALLOCATED;
 			}
-	for (int i = 0; i < nmods; i++) {
-		char *d = (char *)tp + mods[i].off;
+	if (span_image != NULL) {
+		memcpy((char *)tp + span_lo, span_image, span_len);
+	} else {
+		for (int i = 0; i < nmods; i++) {
+			char *d = (char *)tp + mods[i].off;
 
-		if (mods[i].filesz != 0)
-			memcpy(d, mods[i].image, mods[i].filesz);
-		memset(d + mods[i].filesz, 0, mods[i].memsz - mods[i].filesz);
+			if (mods[i].filesz != 0)
+				memcpy(d, mods[i].image, mods[i].filesz);
+			memset(d + mods[i].filesz, 0,
+			    mods[i].memsz - mods[i].filesz);
+		}
 	}
 	*(void **)((char *)tp + off_resp) = &pd->res;
 	pd->robust_prev = &pd->robust_head;
