@@ -36,23 +36,37 @@ static struct {
 	int fd[2];	  /* its stat and schedstat files + 1, or 0 */
 } hw[ULT_MAXCPU];
 
-/* Read one of the worker's procfs files into buf; 0 on failure. */
-static ssize_t
-read_task(struct ult__worker *w, int cpu, int which, char *buf, size_t len)
+/*
+ * The workers' procfs files are opened once, as the clock starts: opened
+ * later they would take the lowest free descriptor number, perhaps one
+ * the program has just closed and a uthread still names.
+ */
+void
+ult__handoff_init(void)
 {
 	static const char *const name[2] = {"stat", "schedstat"};
+
+	for (int cpu = 0; cpu < ult__rt.ncpu; cpu++) {
+		for (int k = 0; k < 2; k++) {
+			char path[64];
+			int fd;
+
+			snprintf(path, sizeof(path), "/proc/self/task/%d/%s",
+			    ULT_LD(&ult__rt.workers[cpu].tid), name[k]);
+			fd = open(path, O_RDONLY | O_CLOEXEC);
+			hw[cpu].fd[k] = fd >= 0 ? fd + 1 : 0;
+		}
+	}
+}
+
+/* Read one of the worker's procfs files into buf; 0 on failure. */
+static ssize_t
+read_task(int cpu, int which, char *buf, size_t len)
+{
 	ssize_t n;
 
-	if (hw[cpu].fd[which] == 0) {
-		char path[64];
-		int fd;
-
-		snprintf(path, sizeof(path), "/proc/self/task/%d/%s",
-		    ULT_LD(&w->tid), name[which]);
-		if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-			return (0);
-		hw[cpu].fd[which] = fd + 1;
-	}
+	if (hw[cpu].fd[which] == 0)
+		return (0);
 	n = pread(hw[cpu].fd[which] - 1, buf, len - 1, 0);
 	if (n <= 0)
 		return (0);
@@ -69,19 +83,19 @@ read_task(struct ult__worker *w, int cpu, int which, char *buf, size_t len)
  * schedstat, two sleeping samples in a row.
  */
 static int
-kernel_blocked(struct ult__worker *w, int cpu, uint64_t now)
+kernel_blocked(int cpu, uint64_t now)
 {
 	char buf[512], *p;
 	uint64_t oncpu = 0;
 	int asleep, stuck, was = hw[cpu].sampled;
 
-	if (read_task(w, cpu, 0, buf, sizeof(buf)) == 0)
+	if (read_task(cpu, 0, buf, sizeof(buf)) == 0)
 		return (0);
 	/* "tid (comm) S ...": comm may hold anything, ')' included. */
 	if ((p = strrchr(buf, ')')) == NULL || p[1] != ' ')
 		return (0);
 	asleep = p[2] == 'S' || p[2] == 'D';
-	if (read_task(w, cpu, 1, buf, sizeof(buf)) != 0)
+	if (read_task(cpu, 1, buf, sizeof(buf)) != 0)
 		oncpu = strtoull(buf, NULL, 10) + 1;
 	stuck = asleep && was && oncpu >= hw[cpu].oncpu &&
 	    oncpu - hw[cpu].oncpu < (now - hw[cpu].at) / 8;
@@ -119,7 +133,7 @@ ult__handoff_tick(int cpu)
 	}
 	if (now - hw[cpu].since < limit)
 		return;
-	if (!kernel_blocked(w, cpu, now) || ULT_LD(&w->nswitch) != sw) {
+	if (!kernel_blocked(cpu, now) || ULT_LD(&w->nswitch) != sw) {
 		ult__handoff_set(w, 0);
 		return;
 	}

@@ -356,6 +356,7 @@ void ult__clock_rearm(void);
 extern atomic_int ult__handoff_us;
 void ult__handoff_tick(int cpu);
 void ult__handoff_set(struct ult__worker *w, int on);
+void ult__handoff_init(void);
 void ult__handoff_fini(void);
 
 /* stack.c */

@@ -142,12 +142,17 @@ ult__clock_kick(uint64_t deadline)
 int
 ult__clock_start(void)
 {
+	int err;
+
 	atomic_init(&clk.seq, 0);
 	atomic_init(&clk.target, 0);
 	atomic_init(&clk.idle_mode, 0);
 	atomic_init(&clk.in_epoll, 0);
 	atomic_init(&clk.stop, 0);
-	return (ult__os_thread(&clk.thread, clock_main, NULL));
+	ult__handoff_init();
+	if ((err = ult__os_thread(&clk.thread, clock_main, NULL)) != 0)
+		ult__handoff_fini();
+	return (err);
 }
 
 void
