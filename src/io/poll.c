@@ -406,31 +406,50 @@ ult__io_nonblocking(int fd)
 	return (fl < 0 ? -1 : (fl & O_NONBLOCK) != 0);
 }
 
-/* The waiters of an fd being closed wake with EBADF; so does a uthread
- * that looked the fd up before this and sleeps later (the generation). */
+/* fd is being closed: bump its generation and wake its waiters with
+ * EBADF (chain unlocked on return). */
+static void
+fd_revoke(int fd)
+{
+	struct io_fd *e;
+
+	if (fd < 0 || fd >= IO_MAXFD || (e = fd_entry(fd, 0)) == NULL)
+		return;
+	ult__sleepq_lock(&e->chan);
+	ULT_ST(&e->gen, ULT_LD(&e->gen) + 1);
+	e->ready = 0;
+	for (int d = 0; d < 2; d++)
+		if (e->w[d] != NULL)
+			wake_waiter(e, e->w[d], EBADF);
+	ult__sleepq_release(&e->chan);
+}
+
+/*
+ * The waiters of an fd being closed wake with EBADF; so does a uthread
+ * that looked the fd up before this and sleeps later (the generation).
+ * Twice, around the close: a uthread woken by the first may look the fd
+ * up again before it is closed, see it open and sleep on it, and only
+ * the second reaches it (the stand-ins do exactly that: EBADF, then the
+ * caller's next call).
+ */
 int
 ult_close(int fd)
 {
-	struct io_fd *e;
-	int saved = ult__errno();
+	int saved = ult__errno(), r, err;
 
 	/* In a fork child (or with the runtime stopped) nobody here waits,
 	 * and the epoll instance is the parent's: just close. */
 	if (!ult__running())
 		return (close(fd));
-	if (fd >= 0 && fd < IO_MAXFD && (e = fd_entry(fd, 0)) != NULL) {
-		ult__sleepq_lock(&e->chan);
-		ULT_ST(&e->gen, ULT_LD(&e->gen) + 1);
-		e->ready = 0;
-		for (int d = 0; d < 2; d++)
-			if (e->w[d] != NULL)
-				wake_waiter(e, e->w[d], EBADF);
-		ult__sleepq_release(&e->chan);
-	}
+	fd_revoke(fd);
 	if (epfd >= 0)
 		epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
 	ult__set_errno(saved);
-	return (close(fd));
+	r = close(fd);
+	err = ult__errno();
+	fd_revoke(fd);
+	ult__set_errno(err);
+	return (r);
 }
 
 int
