@@ -39,6 +39,7 @@ struct io_fd {
 	atomic_uint gen;	  /* (l, a) bumped by ult_close; read
 				     unlocked by ult__io_ref */
 	struct ult__waiter *w[2]; /* (l) reader, writer */
+	int closing;		  /* (l) ult_close is under way */
 	char chan;		  /* the wait channel is its address */
 };
 
@@ -270,9 +271,20 @@ await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
 		return (err);
 	ult__waiter_self(&w);
 	ult__sleepq_lock(&e->chan);
+	/* Closed meanwhile (ult_close moves the generation as it starts and
+	 * as it ends): EBADF if it is closed now; a new file under the same
+	 * number is waited on afresh. */
 	if (ULT_LD(&e->gen) != ref->gen) {
 		ult__sleepq_release(&e->chan);
-		return (EBADF);
+		if (fcntl(ref->fd, F_GETFD) < 0)
+			return (EBADF);
+		ref->gen = ULT_LD_ACQ(&e->gen);
+		return (0);
+	}
+	if (e->closing) {
+		ult__sleepq_release(&e->chan);
+		ult_yield(); /* until the close is done: then look again */
+		return (0);
 	}
 	if (e->ready & dirs) {
 		e->ready &= ~dirs;
@@ -406,31 +418,34 @@ ult__io_nonblocking(int fd)
 	return (fl < 0 ? -1 : (fl & O_NONBLOCK) != 0);
 }
 
-/* fd is being closed: bump its generation and wake its waiters with
- * EBADF (chain unlocked on return). */
+/* ult_close: mark fd closing (on) or closed (off); the generation moves
+ * both times, and going on the waiters wake with EBADF. */
 static void
-fd_revoke(int fd)
+fd_closing(int fd, int on)
 {
 	struct io_fd *e;
 
 	if (fd < 0 || fd >= IO_MAXFD || (e = fd_entry(fd, 0)) == NULL)
 		return;
 	ult__sleepq_lock(&e->chan);
+	e->closing = on;
 	ULT_ST(&e->gen, ULT_LD(&e->gen) + 1);
-	e->ready = 0;
-	for (int d = 0; d < 2; d++)
-		if (e->w[d] != NULL)
-			wake_waiter(e, e->w[d], EBADF);
+	if (on) {
+		e->ready = 0;
+		for (int d = 0; d < 2; d++)
+			if (e->w[d] != NULL)
+				wake_waiter(e, e->w[d], EBADF);
+	}
 	ult__sleepq_release(&e->chan);
 }
 
 /*
  * The waiters of an fd being closed wake with EBADF; so does a uthread
  * that looked the fd up before this and sleeps later (the generation).
- * Twice, around the close: a uthread woken by the first may look the fd
- * up again before it is closed, see it open and sleep on it, and only
- * the second reaches it (the stand-ins do exactly that: EBADF, then the
- * caller's next call).
+ * Until close() itself has returned the fd is "closing": a uthread that
+ * would sleep on it (a woken one calling again, seeing it still open)
+ * yields and looks again instead, and then finds it closed, or a new
+ * file under the same number.
  */
 int
 ult_close(int fd)
@@ -441,13 +456,13 @@ ult_close(int fd)
 	 * and the epoll instance is the parent's: just close. */
 	if (!ult__running())
 		return (close(fd));
-	fd_revoke(fd);
+	fd_closing(fd, 1);
 	if (epfd >= 0)
 		epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
 	ult__set_errno(saved);
 	r = close(fd);
 	err = ult__errno();
-	fd_revoke(fd);
+	fd_closing(fd, 0);
 	ult__set_errno(err);
 	return (r);
 }
