@@ -92,10 +92,7 @@ main(int argc, char **argv)
 	for (;;) {
 		fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED ||
-			    errno == EMFILE || errno == ENFILE ||
-			    errno == ENOBUFS || errno == ENOMEM ||
-			    errno == EPROTO || errno == EPERM)
+			if (http_accept_retry(errno))
 				continue;
 			perror("serve_pthread: accept");
 			return (1);

@@ -370,3 +370,11 @@ http_listen(int port, int *bound)
 	*bound = ntohs(sin.sin_port);
 	return (fd);
 }
+
+int
+http_accept_retry(int err)
+{
+	return (err == EINTR || err == ECONNABORTED || err == EMFILE ||
+	    err == ENFILE || err == ENOBUFS || err == ENOMEM || err == EPROTO ||
+	    err == EPERM);
+}

@@ -60,4 +60,11 @@ enum http_next http_serve(struct http_conn *c);
  */
 int http_listen(int port, int *bound);
 
+/*
+ * accept(2) failed with err: 1 if that costs one client, not the server
+ * (a connection reset before it was accepted, out of descriptors or
+ * memory), so the caller should accept again.
+ */
+int http_accept_retry(int err);
+
 #endif /* !EXAMPLES_HTTP_H */

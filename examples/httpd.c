@@ -92,13 +92,7 @@ acceptor(void *arg)
 		/* Sleeps in the poller until a client connects. */
 		fd = ult_accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 		if (fd < 0) {
-			/* Out of descriptors or a connection reset before
-			 * it was accepted: that client is lost, not the
-			 * server. */
-			if (errno == EINTR || errno == ECONNABORTED ||
-			    errno == EMFILE || errno == ENFILE ||
-			    errno == ENOBUFS || errno == ENOMEM ||
-			    errno == EPROTO || errno == EPERM)
+			if (http_accept_retry(errno))
 				continue;
 			perror("httpd: accept");
 			return (NULL);
