@@ -1,0 +1,1 @@
+#include "dropin.h"
