@@ -1,5 +1,5 @@
 /*
- * The drop-in's scheduling calls (DESIGN.md section 12): sleeps, yields,
+ * The drop-in's scheduling calls (DESIGN.md section 14): sleeps, yields,
  * priorities, names, affinity, signal masks and pthread_kill, each on the
  * calling or named uthread rather than on the worker that runs it.
  */

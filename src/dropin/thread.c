@@ -1,5 +1,5 @@
 /*
- * pthread_create and friends on uthreads (DESIGN.md section 12).
+ * pthread_create and friends on uthreads (DESIGN.md section 14).
  *
  * A thread starts in start(), which sets up what glibc's start_thread
  * would for pthread_exit and cancellation: an unwind buffer registered
