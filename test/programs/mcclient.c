@@ -11,7 +11,7 @@
  *                                      REQS set+get pairs per connection,
  *                                      each request timed; prints contract
  *                                      lines (bench/README.md) for
- *                                      experiment dropin_memcached
+ *                                      experiment dropin
  *
  * Every mode first waits (up to 20 s) for the server to accept, so a
  * script can start memcached and run the client right away.
@@ -480,13 +480,13 @@ main(int argc, char **argv)
 		total += jobs[i].nlat;
 	}
 	qsort(all, (size_t)total, sizeof(double), cmp_double);
-	printf("R\tdropin_memcached\t%s\t%s\treq/s\t%.0f\n", argv[5], argv[6],
+	printf("R\tdropin\t%s\t%s\treq/s\t%.0f\n", argv[5], argv[6],
 	    (double)total / (wall / 1e6));
-	printf("R\tdropin_memcached\t%s\t%s\tp50_us\t%.1f\n", argv[5], argv[6],
+	printf("R\tdropin\t%s\t%s\tp50_us\t%.1f\n", argv[5], argv[6],
 	    pct(all, total, 50));
-	printf("R\tdropin_memcached\t%s\t%s\tp99_us\t%.1f\n", argv[5], argv[6],
+	printf("R\tdropin\t%s\t%s\tp99_us\t%.1f\n", argv[5], argv[6],
 	    pct(all, total, 99));
-	printf("R\tdropin_memcached\t%s\t%s\tmax_us\t%.1f\n", argv[5], argv[6],
+	printf("R\tdropin\t%s\t%s\tmax_us\t%.1f\n", argv[5], argv[6],
 	    all[total - 1]);
 	return (0);
 }
