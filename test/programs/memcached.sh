@@ -1,7 +1,8 @@
 #!/bin/sh
 # memcached -t 4 (four worker threads, each with its own event loop,
 # plus its listener and maintenance threads) under ult-run, both
-# policies, 2 and 4 workers: mcclient runs set/get/incr/delete on 8
+# policies, 2 and 4 workers, where its kernel threads must be ult's
+# workers only: mcclient runs set/get/incr/delete on 8
 # connections at once and checks every reply, including one counter all
 # connections bump; then SIGTERM must end memcached with status 0.  Last,
 # mcclient itself (a pthread program) runs under ult-run against a native
@@ -53,8 +54,23 @@ mc_stop() {
 	[ $mrc = 0 ] || { cat "$tmp/mc.log"; fail "$1: memcached exit status $mrc after SIGTERM"; }
 }
 
+# threads CFG: memcached's kernel threads must be what CFG says: its
+# four named workers natively; under ult-run the runtime's NCPU workers
+# (ult-w*) and none of memcached's own, which are uthreads there.
+threads() {
+	cat /proc/"$mpid"/task/*/comm >"$tmp/comm" 2>/dev/null
+	mcw=$(grep -c '^mc-worker' "$tmp/comm")
+	ultw=$(grep -c '^ult-w' "$tmp/comm")
+	case $1 in
+	native) [ "$mcw" = 4 ] && [ "$ultw" = 0 ] ;;
+	*) [ "$mcw" = 0 ] && [ "$ultw" = "${1#*-}" ] ;;
+	esac || { mc_stop "$1"; fail "$1: memcached's kernel threads:" \
+	    "$(sort "$tmp/comm" | uniq -c | tr -s ' \n' ' ')"; }
+}
+
 for cfg in native $configs; do
 	mc_start "$cfg"
+	threads "$cfg"
 	on native "$mcclient" check "$port" 8 300 ||
 	    { mc_stop "$cfg"; fail "$cfg: the client's checks failed ($rc)"; }
 	mc_stop "$cfg"
