@@ -143,7 +143,7 @@ else
 	echo "skip: wrk (not installed)" >>"$out/logs/serve.log"
 fi
 
-# Unmodified programs (sysbench, pigz, xz, memcached) under ult-run.
+# Unmodified programs (sysbench, pigz, xz, zstd, memcached) under ult-run.
 if [ -x "$build/ult-run" ]; then
 	run dropin ult-run sh "$here/dropin.sh" "$build" $mode
 else
