@@ -423,3 +423,19 @@ sigprocmask(int how, const sigset_t *set, sigset_t *old)
 
 	return (mask("sigprocmask", &slot, how, set, old));
 }
+
+/* glibc's pthread_yield (which its header renames sched_yield, but
+ * older binaries call by name) and thrd_yield make the system call. */
+int ult__dropin_pthread_yield(void) __asm__("pthread_yield");
+int
+ult__dropin_pthread_yield(void)
+{
+	return (sched_yield());
+}
+
+void thrd_yield(void);
+void
+thrd_yield(void)
+{
+	sched_yield();
+}
