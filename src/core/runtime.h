@@ -81,7 +81,12 @@ struct ult_thread {
 	struct ult__waiter *_Atomic slp_waiter; /* (s, a) published before
 						   the timer is armed, read
 						   by its expiry */
-	const void *_Atomic wchan; /* (s, a) sleep channel, for reports */
+	const void *_Atomic wchan; /* (s, a) sleep channel, for reports and
+				      ult__sleepq_interrupt */
+	/* Interruptible waits (the pthread drop-in's cancellation points):
+	 * intr is set by the thread around such a wait (s, a); intr_pending
+	 * by ult__sleepq_interrupt (a), consumed by the wait it ends. */
+	atomic_int intr, intr_pending;
 	/* locks (src/sync/turnstile.c) */
 	struct ult__turnstile *ts_spare;   /* (s) NULL while lent to a lock;
 					      handed back under q */

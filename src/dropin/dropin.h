@@ -55,6 +55,8 @@ struct dp_thread {
 	int cancel_async;   /* recorded only: cancellation is deferred */
 	int exiting;
 	uint64_t sig_pending; /* (a) pthread_kill'ed signals, 1..64 */
+	unsigned nintr;	      /* (a) interruptions sent: tells an EINTR of
+				 ours from the kernel's */
 	int policy;	      /* what pthread_setschedparam was told */
 	struct sched_param param;
 	ult_mutex_t done_mx; /* done, for tryjoin and timedjoin */
@@ -88,6 +90,16 @@ int ult__dropin_after(const struct timespec *rel, uint64_t *deadline);
 /* A cancellation point (thread.c): act on a pending cancel, if enabled,
  * and deliver signals queued by pthread_kill. */
 void ult__dropin_point(void);
+/*
+ * Around a wait at a cancellation point: pthread_cancel and pthread_kill
+ * end it early (ult__sleepq_interrupt), and the wait returns EINTR; the
+ * caller then calls ult__dropin_point and, if that returns, waits again
+ * for what is left.  No-ops in a thread that is not a uthread.
+ */
+void ult__dropin_intr_begin(void);
+void ult__dropin_intr_end(void);
+/* Wake dp if it waits at a cancellation point. */
+void ult__dropin_interrupt(struct dp_thread *dp);
 
 /* libc's functions for the runtime and the drop-in (real.c). */
 int ult__rt_pthread_create(pthread_t *t, const pthread_attr_t *a,

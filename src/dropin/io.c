@@ -22,90 +22,107 @@
 		ult__dropin_point(); \
 	} while (0)
 
+/*
+ * A call that may wait, at a cancellation point: pthread_cancel and
+ * pthread_kill interrupt the wait (the call then fails with EINTR), and
+ * after the cancellation point the call is made again.  An EINTR that
+ * was not ours (nintr did not move) is the program's.  A call that made
+ * progress returns it, as POSIX says, and is not repeated.
+ */
+#define WAITING(type, call)                                                   \
+	do {                                                                  \
+		struct dp_thread *dp_ = ult__dropin_self();                   \
+		type r_;                                                      \
+		unsigned n_;                                                  \
+                                                                              \
+		ult__dropin_up();                                             \
+		for (;;) {                                                    \
+			ult__dropin_point();                                  \
+			n_ = dp_ != NULL                                      \
+			    ? __atomic_load_n(&dp_->nintr, __ATOMIC_SEQ_CST)  \
+			    : 0;                                              \
+			ult__dropin_intr_begin();                             \
+			r_ = (call);                                          \
+			ult__dropin_intr_end();                               \
+			if (r_ >= 0 || errno != EINTR || dp_ == NULL ||       \
+			    __atomic_load_n(&dp_->nintr, __ATOMIC_SEQ_CST) == \
+				n_)                                           \
+				return (r_);                                  \
+		}                                                             \
+	} while (0)
+
 ssize_t
 read(int fd, void *buf, size_t n)
 {
-	ENTER();
-	return (ult_read(fd, buf, n));
+	WAITING(ssize_t, ult_read(fd, buf, n));
 }
 
 ssize_t
 write(int fd, const void *buf, size_t n)
 {
-	ENTER();
-	return (ult_write(fd, buf, n));
+	WAITING(ssize_t, ult_write(fd, buf, n));
 }
 
 ssize_t
 readv(int fd, const struct iovec *iov, int n)
 {
-	ENTER();
-	return (ult_readv(fd, iov, n));
+	WAITING(ssize_t, ult_readv(fd, iov, n));
 }
 
 ssize_t
 writev(int fd, const struct iovec *iov, int n)
 {
-	ENTER();
-	return (ult_writev(fd, iov, n));
+	WAITING(ssize_t, ult_writev(fd, iov, n));
 }
 
 ssize_t
 recv(int fd, void *buf, size_t n, int flags)
 {
-	ENTER();
-	return (ult_recv(fd, buf, n, flags));
+	WAITING(ssize_t, ult_recv(fd, buf, n, flags));
 }
 
 ssize_t
 send(int fd, const void *buf, size_t n, int flags)
 {
-	ENTER();
-	return (ult_send(fd, buf, n, flags));
+	WAITING(ssize_t, ult_send(fd, buf, n, flags));
 }
 
 ssize_t
 recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *sa,
     socklen_t *sl)
 {
-	ENTER();
-	return (ult_recvfrom(fd, buf, n, flags, sa, sl));
+	WAITING(ssize_t, ult_recvfrom(fd, buf, n, flags, sa, sl));
 }
 
 ssize_t
 sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *sa,
     socklen_t sl)
 {
-	ENTER();
-	return (ult_sendto(fd, buf, n, flags, sa, sl));
+	WAITING(ssize_t, ult_sendto(fd, buf, n, flags, sa, sl));
 }
 
 ssize_t
 recvmsg(int fd, struct msghdr *m, int flags)
 {
-	ENTER();
-	return (ult_recvmsg(fd, m, flags));
+	WAITING(ssize_t, ult_recvmsg(fd, m, flags));
 }
 
 ssize_t
 sendmsg(int fd, const struct msghdr *m, int flags)
 {
-	ENTER();
-	return (ult_sendmsg(fd, m, flags));
+	WAITING(ssize_t, ult_sendmsg(fd, m, flags));
 }
 
 int
 accept4(int fd, struct sockaddr *sa, socklen_t *sl, int flags)
 {
-	ENTER();
-	return (ult_accept4(fd, sa, sl, flags));
+	WAITING(int, ult_accept4(fd, sa, sl, flags));
 }
 
 int
 accept(int fd, struct sockaddr *sa, socklen_t *sl)
 {
-	ENTER();
-	return (ult_accept4(fd, sa, sl, 0));
+	WAITING(int, ult_accept4(fd, sa, sl, 0));
 }
 
 int
@@ -125,8 +142,7 @@ close(int fd)
 int
 poll(struct pollfd *fds, nfds_t n, int ms)
 {
-	ENTER();
-	return (ult_poll(fds, n, ms));
+	WAITING(int, ult_poll(fds, n, ms));
 }
 
 static int
@@ -159,7 +175,7 @@ ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 		    ((int (*)(struct pollfd *, nfds_t, const struct timespec *,
 			const sigset_t *))ult__dropin_next("ppoll", &slot))(fds,
 			n, ts, mask));
-	return (ult_poll(fds, n, ts_ms(ts)));
+	WAITING(int, ult_poll(fds, n, ts_ms(ts)));
 }
 
 /* select on ult_poll: the sets become pollfds and back.  The timeout
@@ -242,7 +258,7 @@ select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 		    ((uint64_t)tv->tv_usec + 999u) / 1000u;
 		ms = v > INT32_MAX ? INT32_MAX : (int)v;
 	}
-	return (do_select(nfds, r, w, e, ms));
+	WAITING(int, do_select(nfds, r, w, e, ms));
 }
 
 int
@@ -262,7 +278,7 @@ pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
 		errno = EINVAL;
 		return (-1);
 	}
-	return (do_select(nfds, r, w, e, ts_ms(ts)));
+	WAITING(int, do_select(nfds, r, w, e, ts_ms(ts)));
 }
 
 /*
@@ -285,7 +301,13 @@ epoll_wait(int ep, struct epoll_event *ev, int n, int ms)
 	for (;;) {
 		if ((r = ult__rt_epoll_wait(ep, ev, n, 0)) != 0)
 			return (r);
+		ult__dropin_intr_begin();
 		err = ult_wait_fd(ep, ULT_IN, deadline, &rev);
+		ult__dropin_intr_end();
+		if (err == EINTR) {
+			ult__dropin_point();
+			continue;
+		}
 		if (err == ETIMEDOUT)
 			return (0);
 		if (err == EBUSY) {

@@ -30,7 +30,13 @@ sleep_until(uint64_t deadline)
 	int err;
 
 	ult__dropin_point();
-	err = ult_sleep_until(deadline);
+	ult__dropin_intr_begin();
+	while ((err = ult_sleep_until(deadline)) == EINTR) {
+		ult__dropin_intr_end();
+		ult__dropin_point();
+		ult__dropin_intr_begin();
+	}
+	ult__dropin_intr_end();
 	ult__dropin_point();
 	return (err);
 }
@@ -385,6 +391,7 @@ pthread_kill(pthread_t t, int sig)
 		return (real_kill(worker_self(), sig));
 	__atomic_fetch_or(&dp->sig_pending, 1ull << (sig - 1),
 	    __ATOMIC_RELEASE);
+	ult__dropin_interrupt(dp);
 	return (0);
 }
 

@@ -230,10 +230,16 @@ wait(struct dp_cond *c, struct dp_mutex *m, uint64_t deadline)
 	if (depth != 0 && !owned(m))
 		return (EPERM);
 	m->depth = 0;
+	ult__dropin_intr_begin();
 	err = deadline == UINT64_MAX
 	    ? ult_cond_wait(&c->c, &m->m)
 	    : ult_cond_timedwait(&c->c, &m->m, deadline);
+	ult__dropin_intr_end();
 	m->depth = depth;
+	/* Interrupted: the mutex is held again, as a cancelled waiter's
+	 * cleanup handlers expect; otherwise a spurious wakeup. */
+	if (err == EINTR)
+		err = 0;
 	if (err == 0 || err == ETIMEDOUT)
 		ult__dropin_point();
 	return (err);

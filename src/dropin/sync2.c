@@ -1,14 +1,12 @@
 /*
- * pthread rwlocks and barriers, POSIX unnamed semaphores, and C11's mtx_t
- * and cnd_t (glibc's are pthread objects) on ult's sync objects, in
- * glibc's object sizes (DESIGN.md section 14).
+ * pthread rwlocks and barriers, and POSIX unnamed semaphores, on ult's
+ * sync objects, in glibc's object sizes (DESIGN.md section 14).
  */
 #include <errno.h>
 #include <limits.h>
 #include <semaphore.h>
 #include <stddef.h>
 #include <string.h>
-#include <threads.h>
 
 #include "dropin.h"
 
@@ -219,7 +217,13 @@ sem_wait(sem_t *s)
 	if (!ours(s))
 		GLIBC_SEM(sem_wait, s);
 	ult__dropin_point();
-	err = ult_sem_wait(&DS(s)->s);
+	ult__dropin_intr_begin();
+	while ((err = ult_sem_wait(&DS(s)->s)) == EINTR) {
+		ult__dropin_intr_end();
+		ult__dropin_point();
+		ult__dropin_intr_begin();
+	}
+	ult__dropin_intr_end();
 	ult__dropin_point();
 	return (posix(err));
 }
@@ -246,7 +250,13 @@ sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abs)
 		return (posix(err));
 	if ((err = ult__dropin_deadline(clock, abs, &deadline)) != 0)
 		return (posix(err));
-	err = ult_sem_timedwait(&DS(s)->s, deadline);
+	ult__dropin_intr_begin();
+	while ((err = ult_sem_timedwait(&DS(s)->s, deadline)) == EINTR) {
+		ult__dropin_intr_end();
+		ult__dropin_point();
+		ult__dropin_intr_begin();
+	}
+	ult__dropin_intr_end();
 	ult__dropin_point();
 	return (posix(err));
 }
@@ -271,106 +281,4 @@ sem_getvalue(sem_t *s, int *v)
 	if (!ours(s))
 		GLIBC_SEM(sem_getvalue, s, v);
 	return (posix(ult_sem_getvalue(&DS(s)->s, v)));
-}
-
-/* C11: glibc's mtx_t and cnd_t are its pthread objects. */
-_Static_assert(sizeof(mtx_t) == sizeof(pthread_mutex_t), "mtx_t");
-_Static_assert(sizeof(cnd_t) == sizeof(pthread_cond_t), "cnd_t");
-
-static int
-thrd(int err)
-{
-	return (err == 0	   ? thrd_success
-		: err == EBUSY	   ? thrd_busy
-		: err == ETIMEDOUT ? thrd_timedout
-		: err == ENOMEM	   ? thrd_nomem
-				   : thrd_error);
-}
-
-int
-mtx_init(mtx_t *m, int type)
-{
-	pthread_mutexattr_t a;
-	int err;
-
-	if (type != mtx_plain && type != mtx_timed &&
-	    type != (mtx_plain | mtx_recursive) &&
-	    type != (mtx_timed | mtx_recursive))
-		return (thrd_error);
-	pthread_mutexattr_init(&a);
-	if (type & mtx_recursive)
-		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
-	err = pthread_mutex_init((pthread_mutex_t *)(void *)m, &a);
-	pthread_mutexattr_destroy(&a);
-	return (thrd(err));
-}
-
-void
-mtx_destroy(mtx_t *m)
-{
-	pthread_mutex_destroy((pthread_mutex_t *)(void *)m);
-}
-
-int
-mtx_lock(mtx_t *m)
-{
-	return (thrd(pthread_mutex_lock((pthread_mutex_t *)(void *)m)));
-}
-
-int
-mtx_trylock(mtx_t *m)
-{
-	return (thrd(pthread_mutex_trylock((pthread_mutex_t *)(void *)m)));
-}
-
-int
-mtx_timedlock(mtx_t *restrict m, const struct timespec *restrict abs)
-{
-	return (
-	    thrd(pthread_mutex_timedlock((pthread_mutex_t *)(void *)m, abs)));
-}
-
-int
-mtx_unlock(mtx_t *m)
-{
-	return (thrd(pthread_mutex_unlock((pthread_mutex_t *)(void *)m)));
-}
-
-int
-cnd_init(cnd_t *c)
-{
-	return (thrd(pthread_cond_init((pthread_cond_t *)(void *)c, NULL)));
-}
-
-void
-cnd_destroy(cnd_t *c)
-{
-	pthread_cond_destroy((pthread_cond_t *)(void *)c);
-}
-
-int
-cnd_wait(cnd_t *c, mtx_t *m)
-{
-	return (thrd(pthread_cond_wait((pthread_cond_t *)(void *)c,
-	    (pthread_mutex_t *)(void *)m)));
-}
-
-int
-cnd_timedwait(cnd_t *restrict c, mtx_t *restrict m,
-    const struct timespec *restrict abs)
-{
-	return (thrd(pthread_cond_timedwait((pthread_cond_t *)(void *)c,
-	    (pthread_mutex_t *)(void *)m, abs)));
-}
-
-int
-cnd_signal(cnd_t *c)
-{
-	return (thrd(pthread_cond_signal((pthread_cond_t *)(void *)c)));
-}
-
-int
-cnd_broadcast(cnd_t *c)
-{
-	return (thrd(pthread_cond_broadcast((pthread_cond_t *)(void *)c)));
 }

@@ -14,10 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
 #include <unistd.h>
 
+#include "core/runtime.h"
 #include "dropin.h"
+#include "sync/sleepq.h"
 
 static __thread struct dp_thread *self_dp;
 static unsigned long _Atomic nthreads;
@@ -255,18 +256,29 @@ join(struct dp_thread *dp, void **ret, uint64_t deadline)
 		return (EDEADLK);
 	if (__atomic_load_n(&dp->detached, __ATOMIC_ACQUIRE) || dp->is_main)
 		return (EINVAL);
-	if (deadline != UINT64_MAX) {
-		ult_mutex_lock(&dp->done_mx);
-		err = 0;
-		while (!dp->done && err == 0)
-			err = ult_cond_timedwait(&dp->done_cv, &dp->done_mx,
-			    deadline);
-		if (dp->done)
-			err = 0;
-		ult_mutex_unlock(&dp->done_mx);
-		if (err != 0)
-			return (err);
+	/* The wait for the thread's end is a cancellation point; the join
+	 * after it is short. */
+	ult_mutex_lock(&dp->done_mx);
+	err = 0;
+	ult__dropin_intr_begin();
+	while (!dp->done && (err == 0 || err == EINTR)) {
+		if (err == EINTR) {
+			ult_mutex_unlock(&dp->done_mx);
+			ult__dropin_intr_end();
+			ult__dropin_point();
+			ult__dropin_intr_begin();
+			ult_mutex_lock(&dp->done_mx);
+		}
+		err = deadline == UINT64_MAX
+		    ? ult_cond_wait(&dp->done_cv, &dp->done_mx)
+		    : ult_cond_timedwait(&dp->done_cv, &dp->done_mx, deadline);
 	}
+	ult__dropin_intr_end();
+	if (dp->done)
+		err = 0;
+	ult_mutex_unlock(&dp->done_mx);
+	if (err != 0)
+		return (err);
 	if ((err = ult_join(ut_of(dp), &v)) != 0)
 		return (err == ESRCH ? ESRCH : EINVAL);
 	if (ret != NULL)
@@ -397,6 +409,37 @@ ult__dropin_point(void)
 }
 
 void
+ult__dropin_intr_begin(void)
+{
+	struct ult_thread *ut = ult__self_ut();
+
+	if (ut != NULL)
+		ULT_ST(&ut->intr, 1);
+}
+
+void
+ult__dropin_intr_end(void)
+{
+	struct ult_thread *ut = ult__self_ut();
+
+	if (ut != NULL) {
+		ULT_ST(&ut->intr, 0);
+		ULT_ST(&ut->intr_pending, 0);
+	}
+}
+
+void
+ult__dropin_interrupt(struct dp_thread *dp)
+{
+	ult_thread_t *ut = __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE);
+
+	__atomic_add_fetch(&dp->nintr, 1, __ATOMIC_SEQ_CST);
+	/* Not started yet: it acts at its first cancellation point. */
+	if (ut != NULL && dp != self_dp)
+		ult__sleepq_interrupt(ut);
+}
+
+void
 pthread_testcancel(void)
 {
 	ult__dropin_point();
@@ -410,6 +453,7 @@ pthread_cancel(pthread_t t)
 	if (dp == NULL)
 		return (ESRCH);
 	__atomic_store_n(&dp->cancel_pending, 1, __ATOMIC_RELEASE);
+	ult__dropin_interrupt(dp);
 	return (0);
 }
 
@@ -505,63 +549,4 @@ ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
 	 * only waits, in case the runtime ever stops without it. */
 	ult_join(ut, &ret);
 	exit(0);
-}
-
-/* C11 threads: glibc's call its pthread code by internal names. */
-
-static int
-thrd_err(int err)
-{
-	return (err == 0	? thrd_success
-		: err == EAGAIN ? thrd_nomem
-				: thrd_error);
-}
-
-int
-thrd_create(thrd_t *t, thrd_start_t fn, void *arg)
-{
-	/* As glibc does: the int result travels as a pointer. */
-	return (thrd_err(pthread_create((pthread_t *)t, NULL,
-	    (void *(*)(void *))(void (*)(void))fn, arg)));
-}
-
-int
-thrd_join(thrd_t t, int *res)
-{
-	void *v;
-	int err = pthread_join((pthread_t)t, &v);
-
-	if (err == 0 && res != NULL)
-		*res = (int)(intptr_t)v;
-	return (thrd_err(err));
-}
-
-int
-thrd_detach(thrd_t t)
-{
-	return (thrd_err(pthread_detach((pthread_t)t)));
-}
-
-void
-thrd_exit(int res)
-{
-	pthread_exit((void *)(intptr_t)res);
-}
-
-thrd_t
-thrd_current(void)
-{
-	return ((thrd_t)pthread_self());
-}
-
-int
-thrd_equal(thrd_t a, thrd_t b)
-{
-	return (a == b);
-}
-
-int
-thrd_sleep(const struct timespec *t, struct timespec *rem)
-{
-	return (nanosleep(t, rem) == 0 ? 0 : errno == EINTR ? -1 : -2);
 }

@@ -309,7 +309,7 @@ await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
 	    PSOCK | (ULT_LD(&ult__io_boost) ? PRI_SLEEP_BOOST : 0));
 	atomic_fetch_sub(&ult__io_nwaiting, 1);
 	ult__userret();
-	if (err == ETIMEDOUT) {
+	if (err == ETIMEDOUT || err == EINTR) {
 		ult__sleepq_lock(&e->chan);
 		for (int d = 0; d < 2; d++)
 			if (e->w[d] == &w)

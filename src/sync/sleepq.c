@@ -261,6 +261,15 @@ ult__sleepq_wait_pri(const void *wchan, struct ult__waiter *w,
 	}
 	if (ut == NULL)
 		return (wait_foreign(sc, w, deadline));
+	if (ULT_LD(&ut->intr)) {
+		atomic_store(&ut->wchan, wchan);
+		if (atomic_exchange(&ut->intr_pending, 0)) {
+			ult__list_remove(&w->link);
+			ULT_ST(&ut->wchan, NULL);
+			mtx_unlock(&sc->lock);
+			return (EINTR);
+		}
+	}
 	td = &ut->td;
 	if (deadline != 0) {
 		ULT_ST_REL(&ut->slp_waiter, w);
@@ -279,5 +288,35 @@ ult__sleepq_wait_pri(const void *wchan, struct ult__waiter *w,
 	ULT_ST(&ut->wchan, NULL);
 	if (deadline != 0)
 		ult__timer_cancel(&ut->slp_timer);
+	if (w->result == EINTR)
+		ULT_ST(&ut->intr_pending, 0);
 	return (w->result);
+}
+
+void
+ult__sleepq_interrupt(struct ult_thread *ut)
+{
+	struct sleepq_chain *sc;
+	const void *wchan;
+	struct ult__list *n;
+
+	atomic_store(&ut->intr_pending, 1);
+	if ((wchan = atomic_load(&ut->wchan)) == NULL)
+		return;
+	sc = chain_of(wchan);
+	mtx_lock(&sc->lock);
+	ULT_LIST_FOREACH (n, &sc->waiters) {
+		struct ult__waiter *w =
+		    ULT_CONTAINER_OF(n, struct ult__waiter, link);
+
+		if (w->ut == ut && w->wchan == wchan) {
+			if (ULT_LD(&ut->intr)) {
+				ult__list_remove(&w->link);
+				w->result = EINTR;
+				resume(sc, w);
+			}
+			break;
+		}
+	}
+	mtx_unlock(&sc->lock);
 }

@@ -35,6 +35,14 @@ int ult__sleepq_wait_pri(const void *wchan, struct ult__waiter *w,
     uint64_t deadline_ns, int pri);
 /* Is m one of the chain locks (the thread lock of a sleeping uthread)? */
 int ult__sleepq_is_chain_lock(const struct mtx *m);
+/*
+ * End ut's current or next sleep with EINTR if it sleeps with ut->intr
+ * set (a uthread of the pthread drop-in at a cancellation point); any
+ * other sleep is left alone.  Nothing locked.  The sleeper publishes its
+ * channel and then reads intr_pending; this sets intr_pending and then
+ * reads the channel: one of them sees the other.
+ */
+void ult__sleepq_interrupt(struct ult_thread *ut);
 /* Chain locked: how many waiters wchan has, counting up to max. */
 int ult__sleepq_count(const void *wchan, int max);
 /* Chain locked: wake the first waiter / every waiter; returns how many. */

@@ -15,6 +15,7 @@ ult_sleep_until(uint64_t deadline)
 	struct ult_thread *ut = ult__self_ut();
 	struct ult__waiter w;
 	struct timespec ts;
+	int r;
 
 	if (ut == NULL) {
 		ult__os_timespec(deadline, &ts);
@@ -33,9 +34,12 @@ ult_sleep_until(uint64_t deadline)
 		ult__waiter_self(&w);
 		ult__sleepq_lock(&ut->slp_timer);
 		ult__sleepq_add(&ut->slp_timer, &w);
-	} while (ult__sleepq_wait(&ut->slp_timer, &w, deadline) != ETIMEDOUT);
+		r = ult__sleepq_wait(&ut->slp_timer, &w, deadline);
+	} while (r != ETIMEDOUT && r != EINTR);
 	ult__userret();
-	return (0);
+	/* EINTR: only the drop-in interrupts sleeps (ult__sleepq_interrupt),
+	 * and it sleeps again for what is left. */
+	return (r == EINTR ? EINTR : 0);
 }
 
 int
