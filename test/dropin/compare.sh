@@ -29,23 +29,29 @@ run() {
 report() {
 	rc=$(cat "$tmp/$1.rc")
 	[ "$rc" -eq 0 ] && return 0
-	case $rc in
-	124 | 137) echo "$2: timed out (60 s), exit status $rc" ;;
-	*) echo "$2: exit status $rc" ;;
-	esac
+	if [ "$rc" -eq 124 ]; then
+		echo "$2: timed out (60 s)"
+	elif [ "$rc" -eq 137 ]; then
+		echo "$2: killed by SIGKILL (timed out, SIGTERM ignored?)"
+	elif [ "$rc" -gt 128 ]; then
+		echo "$2: killed by signal $((rc - 128))"
+	else
+		echo "$2: exit status $rc"
+	fi
 	if [ "$rc" -eq 127 ] && grep -q 'ult-run:' "$tmp/$1.err"; then
 		echo "$2: ult-run says:"
 		grep 'ult-run:' "$tmp/$1.err" | sed 's/^/  /'
+	elif [ -s "$tmp/$1.err" ]; then
+		echo "$2: stderr:"
+		head -n 40 "$tmp/$1.err" | sed 's/^/  /'
 	fi
 	if grep -q '^FAIL' "$tmp/$1.out"; then
 		echo "$2: failed checks:"
 		grep '^FAIL' "$tmp/$1.out" | sed 's/^/  /'
 	fi
-	echo "$2: last lines of stdout:"
-	tail -n 5 "$tmp/$1.out" | sed 's/^/  /'
-	if [ -s "$tmp/$1.err" ]; then
-		echo "$2: stderr:"
-		head -n 40 "$tmp/$1.err" | sed 's/^/  /'
+	if [ -s "$tmp/$1.out" ]; then
+		echo "$2: last lines of stdout:"
+		tail -n 5 "$tmp/$1.out" | sed 's/^/  /'
 	fi
 	return 1
 }
@@ -60,7 +66,10 @@ for r in "ule2:ult-run --ncpu 2" "bsd4:ult-run --ncpu 4 --policy 4bsd"; do
 	name=${r%%:*}
 	label=${r#*:}
 	report "$name" "$label" || status=1
-	if ! cmp -s "$tmp/native.out" "$tmp/$name.out"; then
+	if [ ! -s "$tmp/$name.out" ]; then
+		echo "$label: no stdout at all"
+		status=1
+	elif ! cmp -s "$tmp/native.out" "$tmp/$name.out"; then
 		echo "$label: stdout differs from the native run:"
 		diff -u --label native --label "$label" "$tmp/native.out" \
 		    "$tmp/$name.out"
