@@ -2,7 +2,8 @@
  * Thread-specific data and thread-local storage: values per thread,
  * destructors run at thread exit (return and pthread_exit) with the
  * thread's value, repeated while they set a value again, not for NULL
- * values, not after pthread_key_delete; __thread variables per thread.
+ * values, not after pthread_key_delete; __thread variables and errno
+ * per thread.
  */
 #include "conf.h"
 
@@ -48,6 +49,12 @@ per_thread(void *arg)
 			atomic_fetch_add(&wrong_value, 1);
 	}
 	if (tls_counter != 200)
+		atomic_fetch_add(&wrong_value, 1);
+	/* errno is per thread too: each sets its own, others yield between. */
+	errno = (int)me + 1000;
+	sched_yield();
+	conf_msleep(1);
+	if (errno != (int)me + 1000)
 		atomic_fetch_add(&wrong_value, 1);
 	tls_init = (int)me;
 	if (me % 2)
