@@ -8,6 +8,7 @@
 
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <time.h>
@@ -20,8 +21,62 @@ void ult__dropin_fatal(const char *what, const char *why)
 /* The next definition of `name' after this library (libc's), cached. */
 void *ult__dropin_next(const char *name, void *_Atomic *slot);
 /* Start the runtime if it is not up (any interposed entry may be first). */
-void ult__dropin_up(void);
 extern int ult__dropin_ready; /* the runtime is up and per-uthread TLS on */
+void ult__dropin_up_slow(void);
+static inline void
+ult__dropin_up(void)
+{
+	if (__builtin_expect(
+		!__atomic_load_n(&ult__dropin_ready, __ATOMIC_ACQUIRE), 0))
+		ult__dropin_up_slow();
+}
+size_t ult__dropin_default_stack(void);
+
+/*
+ * A thread of the program (thread.c).  pthread_t is its address: glibc's
+ * functions that take a pthread_t are all interposed, and tell it from a
+ * glibc thread's descriptor (a thread that is not a uthread: a helper libc
+ * starts itself) by `magic', which a descriptor's first word (its own
+ * address) never equals.
+ */
+#define DP_MAGIC 0x7274687074746c75ull /* "ultpthr" */
+struct dp_thread {
+	uint64_t magic;
+	ult_thread_t *_Atomic ut; /* set by the creator and the thread */
+	void *(*fn)(void *);
+	void *arg;
+	void *ret;
+	void *desc;	  /* glibc's descriptor: the thread's block */
+	int _Atomic refs; /* the thread and its handle (until joined) */
+	int detached;	  /* (a) */
+	int is_main;
+	int cancel_pending; /* (a) */
+	int cancel_off;	    /* PTHREAD_CANCEL_DISABLE in force */
+	int cancel_async;   /* recorded only: cancellation is deferred */
+	int exiting;
+	uint64_t sig_pending; /* (a) pthread_kill'ed signals, 1..64 */
+	int policy;	      /* what pthread_setschedparam was told */
+	struct sched_param param;
+	ult_mutex_t done_mx; /* done, for tryjoin and timedjoin */
+	ult_cond_t done_cv;
+	int done;
+	char name[16];
+};
+/* The calling uthread's, or NULL in a thread that is not one. */
+struct dp_thread *ult__dropin_self(void);
+/* t's record, or NULL if t is not a uthread of the drop-in. */
+struct dp_thread *ult__dropin_of(pthread_t t);
+unsigned long ult__dropin_nthreads(void);
+/* Run the program's main in a uthread; does not return. */
+typedef int (*ult__main_fn)(int, char **, char **);
+void ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
+    __attribute__((noreturn));
+/* A scheduling policy and parameter onto a uthread's class (sched.c):
+ * 0 or EINVAL; records them in dp for pthread_getschedparam. */
+int ult__dropin_sched_map(int policy, const struct sched_param *sp,
+    struct ult_attr *ua, struct dp_thread *dp);
+/* Deliver pthread_kill'ed signals now due (sched.c). */
+void ult__dropin_signals(struct dp_thread *dp);
 
 /* Absolute time on `clock' to an ult deadline (CLOCK_MONOTONIC ns):
  * 0, or EINVAL for a malformed timespec or an unsupported clock. */
@@ -30,8 +85,9 @@ int ult__dropin_deadline(clockid_t clock, const struct timespec *abs,
 /* Relative time to an ult deadline; EINVAL malformed. */
 int ult__dropin_after(const struct timespec *rel, uint64_t *deadline);
 
-/* Cancellation (thread.c): act on a pending cancel if enabled. */
-void ult__dropin_testcancel(void);
+/* A cancellation point (thread.c): act on a pending cancel, if enabled,
+ * and deliver signals queued by pthread_kill. */
+void ult__dropin_point(void);
 
 /* libc's functions for the runtime and the drop-in (real.c). */
 int ult__rt_pthread_create(pthread_t *t, const pthread_attr_t *a,

@@ -1,1 +1,323 @@
+/*
+ * The program's I/O calls through ult's I/O layer (DESIGN.md sections 7b
+ * and 12): a uthread that would block waits on the poller and its worker
+ * runs others; a thread that is not a uthread makes the plain call, which
+ * ult's stand-ins do themselves.  These are POSIX cancellation points.
+ * libc's own internal calls (stdio's buffers, getaddrinfo) do not come
+ * here: they block the worker, whose queue the clock thread hands to the
+ * others if it stays blocked.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/select.h>
+#include <unistd.h>
+
 #include "dropin.h"
+
+#define ENTER()                      \
+	do {                         \
+		ult__dropin_up();    \
+		ult__dropin_point(); \
+	} while (0)
+
+ssize_t
+read(int fd, void *buf, size_t n)
+{
+	ENTER();
+	return (ult_read(fd, buf, n));
+}
+
+ssize_t
+write(int fd, const void *buf, size_t n)
+{
+	ENTER();
+	return (ult_write(fd, buf, n));
+}
+
+ssize_t
+readv(int fd, const struct iovec *iov, int n)
+{
+	ENTER();
+	return (ult_readv(fd, iov, n));
+}
+
+ssize_t
+writev(int fd, const struct iovec *iov, int n)
+{
+	ENTER();
+	return (ult_writev(fd, iov, n));
+}
+
+ssize_t
+recv(int fd, void *buf, size_t n, int flags)
+{
+	ENTER();
+	return (ult_recv(fd, buf, n, flags));
+}
+
+ssize_t
+send(int fd, const void *buf, size_t n, int flags)
+{
+	ENTER();
+	return (ult_send(fd, buf, n, flags));
+}
+
+ssize_t
+recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *sa,
+    socklen_t *sl)
+{
+	ENTER();
+	return (ult_recvfrom(fd, buf, n, flags, sa, sl));
+}
+
+ssize_t
+sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *sa,
+    socklen_t sl)
+{
+	ENTER();
+	return (ult_sendto(fd, buf, n, flags, sa, sl));
+}
+
+ssize_t
+recvmsg(int fd, struct msghdr *m, int flags)
+{
+	ENTER();
+	return (ult_recvmsg(fd, m, flags));
+}
+
+ssize_t
+sendmsg(int fd, const struct msghdr *m, int flags)
+{
+	ENTER();
+	return (ult_sendmsg(fd, m, flags));
+}
+
+int
+accept4(int fd, struct sockaddr *sa, socklen_t *sl, int flags)
+{
+	ENTER();
+	return (ult_accept4(fd, sa, sl, flags));
+}
+
+int
+accept(int fd, struct sockaddr *sa, socklen_t *sl)
+{
+	ENTER();
+	return (ult_accept4(fd, sa, sl, 0));
+}
+
+int
+connect(int fd, const struct sockaddr *sa, socklen_t sl)
+{
+	ENTER();
+	return (ult_connect(fd, sa, sl));
+}
+
+int
+close(int fd)
+{
+	ult__dropin_up();
+	return (ult_close(fd));
+}
+
+int
+poll(struct pollfd *fds, nfds_t n, int ms)
+{
+	ENTER();
+	return (ult_poll(fds, n, ms));
+}
+
+static int
+ts_ms(const struct timespec *ts)
+{
+	uint64_t ms;
+
+	if (ts == NULL)
+		return (-1);
+	ms = (uint64_t)ts->tv_sec * 1000u +
+	    ((uint64_t)ts->tv_nsec + 999999u) / 1000000u;
+	return (ms > INT32_MAX ? INT32_MAX : (int)ms);
+}
+
+int
+ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
+    const sigset_t *mask)
+{
+	static void *_Atomic slot;
+
+	ENTER();
+	if (ts != NULL &&
+	    (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000)) {
+		errno = EINVAL;
+		return (-1);
+	}
+	/* A mask to install for the wait is the worker's business. */
+	if (mask != NULL)
+		return (
+		    ((int (*)(struct pollfd *, nfds_t, const struct timespec *,
+			const sigset_t *))ult__dropin_next("ppoll", &slot))(fds,
+			n, ts, mask));
+	return (ult_poll(fds, n, ts_ms(ts)));
+}
+
+/* select on ult_poll: the sets become pollfds and back.  The timeout
+ * is left as given (Linux would lower it by the time waited). */
+static int
+do_select(int nfds, fd_set *r, fd_set *w, fd_set *e, int ms)
+{
+	struct pollfd local[64], *p = local;
+	int n = 0, ready = 0, err;
+
+	if (nfds < 0 || nfds > FD_SETSIZE) {
+		errno = EINVAL;
+		return (-1);
+	}
+	if (nfds > 64 && (p = calloc((size_t)nfds, sizeof(*p))) == NULL) {
+		errno = ENOMEM;
+		return (-1);
+	}
+	for (int fd = 0; fd < nfds; fd++) {
+		short ev = 0;
+
+		if (r != NULL && FD_ISSET(fd, r))
+			ev |= POLLIN;
+		if (w != NULL && FD_ISSET(fd, w))
+			ev |= POLLOUT;
+		if (e != NULL && FD_ISSET(fd, e))
+			ev |= POLLPRI;
+		if (ev != 0)
+			p[n++] = (struct pollfd){.fd = fd, .events = ev};
+	}
+	if ((ready = ult_poll(p, (nfds_t)n, ms)) < 0) {
+		err = errno;
+		goto out;
+	}
+	err = 0;
+	ready = 0;
+	for (int i = 0; i < n; i++)
+		if (p[i].revents & POLLNVAL)
+			err = EBADF;
+	if (err != 0)
+		goto out;
+	for (int i = 0; i < n; i++) {
+		short rv = p[i].revents;
+		int fd = p[i].fd;
+
+		if (r != NULL && FD_ISSET(fd, r) &&
+		    !(rv & (POLLIN | POLLHUP | POLLERR)))
+			FD_CLR(fd, r);
+		if (w != NULL && FD_ISSET(fd, w) && !(rv & (POLLOUT | POLLERR)))
+			FD_CLR(fd, w);
+		if (e != NULL && FD_ISSET(fd, e) && !(rv & POLLPRI))
+			FD_CLR(fd, e);
+		ready += (r != NULL && FD_ISSET(fd, r)) +
+		    (w != NULL && FD_ISSET(fd, w)) +
+		    (e != NULL && FD_ISSET(fd, e));
+	}
+out:
+	if (p != local)
+		free(p);
+	if (err != 0) {
+		errno = err;
+		return (-1);
+	}
+	return (ready);
+}
+
+int
+select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
+{
+	int ms = -1;
+
+	ENTER();
+	if (tv != NULL) {
+		if (tv->tv_sec < 0 || tv->tv_usec < 0 ||
+		    tv->tv_usec >= 1000000) {
+			errno = EINVAL;
+			return (-1);
+		}
+		uint64_t v = (uint64_t)tv->tv_sec * 1000u +
+		    ((uint64_t)tv->tv_usec + 999u) / 1000u;
+		ms = v > INT32_MAX ? INT32_MAX : (int)v;
+	}
+	return (do_select(nfds, r, w, e, ms));
+}
+
+int
+pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
+    const sigset_t *mask)
+{
+	static void *_Atomic slot;
+
+	ENTER();
+	if (mask != NULL)
+		return (((int (*)(int, fd_set *, fd_set *, fd_set *,
+		    const struct timespec *,
+		    const sigset_t *))ult__dropin_next("pselect", &slot))(nfds,
+		    r, w, e, ts, mask));
+	if (ts != NULL &&
+	    (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000)) {
+		errno = EINVAL;
+		return (-1);
+	}
+	return (do_select(nfds, r, w, e, ts_ms(ts)));
+}
+
+/*
+ * epoll_wait: an epoll fd is readable while it has events, so the
+ * uthread waits for that on ult's poller, then collects them without
+ * blocking.  If another uthread already waits on the same epoll fd (ult
+ * allows one reader per fd), this one makes the blocking call.
+ */
+int
+epoll_wait(int ep, struct epoll_event *ev, int n, int ms)
+{
+	uint64_t deadline = 0;
+	int r, err, rev;
+
+	ENTER();
+	if (ult_self() == NULL || ms == 0)
+		return (ult__rt_epoll_wait(ep, ev, n, ms));
+	if (ms > 0)
+		deadline = ult_now() + (uint64_t)ms * 1000000u;
+	for (;;) {
+		if ((r = ult__rt_epoll_wait(ep, ev, n, 0)) != 0)
+			return (r);
+		err = ult_wait_fd(ep, ULT_IN, deadline, &rev);
+		if (err == ETIMEDOUT)
+			return (0);
+		if (err == EBUSY) {
+			int left = -1;
+
+			if (deadline != 0) {
+				uint64_t now = ult_now();
+
+				left = now >= deadline
+				    ? 0
+				    : (int)((deadline - now + 999999u) /
+					  1000000u);
+			}
+			return (ult__rt_epoll_wait(ep, ev, n, left));
+		}
+		if (err != 0) {
+			errno = err;
+			return (-1);
+		}
+		ult__dropin_point();
+	}
+}
+
+int
+epoll_pwait(int ep, struct epoll_event *ev, int n, int ms, const sigset_t *mask)
+{
+	static void *_Atomic slot;
+
+	if (mask == NULL)
+		return (epoll_wait(ep, ev, n, ms));
+	ult__dropin_up();
+	return (((int (*)(int, struct epoll_event *, int, int,
+	    const sigset_t *))ult__dropin_next("epoll_pwait", &slot))(ep, ev, n,
+	    ms, mask));
+}

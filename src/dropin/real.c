@@ -49,6 +49,10 @@ FWD(int, pthread_create,
     (t, a, fn, arg))
 FWD(int, pthread_join, (pthread_t t, void **ret), (t, ret))
 FWD(int, pthread_once, (pthread_once_t * o, void (*fn)(void)), (o, fn))
+FWD(int, pthread_getattr_np, (pthread_t t, pthread_attr_t *a), (t, a))
+FWD(pthread_t, pthread_self, (void), ())
+FWD(int, pthread_setaffinity_np, (pthread_t t, size_t n, const cpu_set_t *s),
+    (t, n, s))
 FWD(int, pthread_setname_np, (pthread_t t, const char *n), (t, n))
 FWD(int, pthread_mutex_init,
     (pthread_mutex_t * m, const pthread_mutexattr_t *a), (m, a))

@@ -1,1 +1,425 @@
+/*
+ * The drop-in's scheduling calls (DESIGN.md section 12): sleeps, yields,
+ * priorities, names, affinity, signal masks and pthread_kill, each on the
+ * calling or named uthread rather than on the worker that runs it.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "dropin.h"
+
+#define NS 1000000000ull
+
+/* Sleeps. */
+
+int
+sched_yield(void)
+{
+	ult__dropin_up();
+	ult_yield();
+	return (0);
+}
+
+static int
+sleep_until(uint64_t deadline)
+{
+	int err;
+
+	ult__dropin_point();
+	err = ult_sleep_until(deadline);
+	ult__dropin_point();
+	return (err);
+}
+
+int
+clock_nanosleep(clockid_t clock, int flags, const struct timespec *t,
+    struct timespec *rem)
+{
+	uint64_t deadline;
+	int err;
+
+	ult__dropin_up();
+	if (clock == CLOCK_BOOTTIME)
+		clock = CLOCK_MONOTONIC;
+	if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
+		return (ult__rt_clock_nanosleep(clock, flags, t, rem));
+	err = (flags & TIMER_ABSTIME)
+	    ? ult__dropin_deadline(clock, t, &deadline)
+	    : ult__dropin_after(t, &deadline);
+	if (err != 0)
+		return (err);
+	return (sleep_until(deadline));
+}
+
+int
+nanosleep(const struct timespec *t, struct timespec *rem)
+{
+	int err = clock_nanosleep(CLOCK_MONOTONIC, 0, t, rem);
+
+	if (err != 0) {
+		errno = err;
+		return (-1);
+	}
+	return (0);
+}
+
+int
+usleep(useconds_t us)
+{
+	ult__dropin_up();
+	sleep_until(ult_now() + (uint64_t)us * 1000u);
+	return (0);
+}
+
+unsigned
+sleep(unsigned s)
+{
+	ult__dropin_up();
+	sleep_until(ult_now() + (uint64_t)s * NS);
+	return (0);
+}
+
+/* Priorities: the POSIX policies onto ULE's classes.  SCHED_FIFO and
+ * SCHED_RR priorities 1..99 (99 best) become realtime priorities 31..0
+ * (0 best); SCHED_IDLE is the idle class; SCHED_OTHER and SCHED_BATCH
+ * are timeshare, where nice decides. */
+
+static int
+rt_prio(int p)
+{
+	return (31 - (p - 1) * 31 / 98);
+}
+
+int
+ult__dropin_sched_map(int policy, const struct sched_param *sp,
+    struct ult_attr *ua, struct dp_thread *dp)
+{
+	int lo = sched_get_priority_min(policy),
+	    hi = sched_get_priority_max(policy);
+
+	if (sp == NULL || lo < 0 || sp->sched_priority < lo ||
+	    sp->sched_priority > hi)
+		return (EINVAL);
+	switch (policy) {
+	case SCHED_FIFO:
+	case SCHED_RR:
+		ua->cls = policy == SCHED_FIFO ? ULT_CLASS_REALTIME
+					       : ULT_CLASS_REALTIME_RR;
+		ua->rtprio = rt_prio(sp->sched_priority);
+		break;
+	case SCHED_IDLE:
+		ua->cls = ULT_CLASS_IDLE;
+		ua->rtprio = 0;
+		break;
+	case SCHED_OTHER:
+	case SCHED_BATCH:
+		ua->cls = ULT_CLASS_TIMESHARE;
+		ua->rtprio = 0;
+		break;
+	default:
+		return (EINVAL);
+	}
+	dp->policy = policy;
+	dp->param = *sp;
+	return (0);
+}
+
+static struct dp_thread *
+named(pthread_t t)
+{
+	ult__dropin_up();
+	return (ult__dropin_of(t));
+}
+
+static ult_thread_t *
+ut(struct dp_thread *dp)
+{
+	ult_thread_t *u;
+
+	while ((u = __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE)) == NULL)
+		ult_yield();
+	return (u);
+}
+
+int
+pthread_setschedparam(pthread_t t, int policy, const struct sched_param *sp)
+{
+	struct dp_thread *dp = named(t);
+	struct ult_attr ua;
+	int err;
+
+	if (dp == NULL)
+		return (ESRCH);
+	ult_attr_init(&ua);
+	if ((err = ult__dropin_sched_map(policy, sp, &ua, dp)) != 0)
+		return (err);
+	err = ult_setclass(ut(dp), ua.cls, ua.rtprio);
+	return (err == EINVAL ? EINVAL : err != 0 ? ESRCH : 0);
+}
+
+int
+pthread_getschedparam(pthread_t t, int *policy, struct sched_param *sp)
+{
+	struct dp_thread *dp = named(t);
+
+	if (dp == NULL)
+		return (ESRCH);
+	*policy = dp->policy;
+	*sp = dp->param;
+	return (0);
+}
+
+int
+pthread_setschedprio(pthread_t t, int prio)
+{
+	struct dp_thread *dp = named(t);
+	struct sched_param sp = {.sched_priority = prio};
+
+	if (dp == NULL)
+		return (ESRCH);
+	return (pthread_setschedparam(t, dp->policy, &sp));
+}
+
+/* PRIO_PROCESS on 0 or the caller's thread id is the calling thread on
+ * Linux: its uthread.  Anything else is the kernel's. */
+static int
+is_self(int which, id_t who)
+{
+	return (which == PRIO_PROCESS && ult__dropin_self() != NULL &&
+	    (who == 0 || who == (id_t)syscall(SYS_gettid)));
+}
+
+int
+setpriority(__priority_which_t which, id_t who, int prio)
+{
+	static void *_Atomic slot;
+	int err;
+
+	ult__dropin_up();
+	if (!is_self(which, who))
+		return (
+		    ((int (*)(__priority_which_t, id_t, int))ult__dropin_next(
+			"setpriority", &slot))(which, who, prio));
+	prio = prio < -20 ? -20 : prio > 19 ? 19 : prio;
+	if ((err = ult_setnice(NULL, prio)) != 0) {
+		errno = err;
+		return (-1);
+	}
+	return (0);
+}
+
+int
+getpriority(__priority_which_t which, id_t who)
+{
+	static void *_Atomic slot;
+	int nice = 0;
+
+	ult__dropin_up();
+	if (!is_self(which, who))
+		return (((int (*)(__priority_which_t, id_t))ult__dropin_next(
+		    "getpriority", &slot))(which, who));
+	ult_getnice(NULL, &nice);
+	return (nice);
+}
+
+int
+nice(int inc)
+{
+	int n = getpriority(PRIO_PROCESS, 0) + inc;
+
+	if (setpriority(PRIO_PROCESS, 0, n) != 0)
+		return (-1);
+	return (getpriority(PRIO_PROCESS, 0));
+}
+
+/* Names: kept per uthread, as Linux keeps them per thread (15 bytes). */
+
+int
+pthread_setname_np(pthread_t t, const char *name)
+{
+	struct dp_thread *dp = named(t);
+
+	if (dp == NULL)
+		return (ESRCH);
+	if (strlen(name) >= sizeof(dp->name))
+		return (ERANGE);
+	strcpy(dp->name, name);
+	return (0);
+}
+
+int
+pthread_getname_np(pthread_t t, char *buf, size_t len)
+{
+	struct dp_thread *dp = named(t);
+
+	if (dp == NULL)
+		return (ESRCH);
+	if (len < strlen(dp->name) + 1)
+		return (ERANGE);
+	strcpy(buf, dp->name);
+	return (0);
+}
+
+int
+pthread_getattr_np(pthread_t t, pthread_attr_t *a)
+{
+	static void *_Atomic slot;
+	struct dp_thread *dp = named(t);
+	int (*real)(pthread_t, pthread_attr_t *) = (int (*)(pthread_t,
+	    pthread_attr_t *))ult__dropin_next("pthread_getattr_np", &slot);
+	int err;
+
+	if (dp == NULL)
+		return (real(t, a));
+	ut(dp);
+	while (__atomic_load_n(&dp->desc, __ATOMIC_ACQUIRE) == NULL)
+		ult_yield();
+	/* The block's descriptor has the uthread's stack bounds. */
+	if ((err = real((pthread_t)dp->desc, a)) != 0)
+		return (err);
+	pthread_attr_setdetachstate(a,
+	    dp->detached ? PTHREAD_CREATE_DETACHED : PTHREAD_CREATE_JOINABLE);
+	if (dp->policy != SCHED_OTHER) {
+		pthread_attr_setschedpolicy(a, dp->policy);
+		pthread_attr_setschedparam(a, &dp->param);
+	}
+	return (0);
+}
+
+/* A uthread has no CPU-time clock of its own that the kernel keeps. */
+int
+pthread_getcpuclockid(pthread_t t, clockid_t *clock)
+{
+	(void)clock;
+	return (named(t) == NULL ? ESRCH : ENOENT);
+}
+
+/* Affinity: a mask of exactly one CPU binds the uthread to that worker;
+ * any other mask unbinds it.  The mask read back is the process's. */
+int
+pthread_setaffinity_np(pthread_t t, size_t size, const cpu_set_t *set)
+{
+	struct dp_thread *dp = named(t);
+	int cpu = -1;
+
+	if (dp == NULL)
+		return (ESRCH);
+	if (CPU_COUNT_S(size, set) == 1)
+		for (int i = 0; i < ult_ncpu(); i++)
+			if (CPU_ISSET_S((size_t)i, size, set))
+				cpu = i;
+	return (ult_bind(ut(dp), cpu) == 0 ? 0 : EINVAL);
+}
+
+int
+pthread_getaffinity_np(pthread_t t, size_t size, cpu_set_t *set)
+{
+	if (named(t) == NULL)
+		return (ESRCH);
+	return (sched_getaffinity(0, size, set) == 0 ? 0 : errno);
+}
+
+/* Signals. */
+
+static int
+real_kill(pthread_t t, int sig)
+{
+	static void *_Atomic slot;
+
+	return (((int (*)(pthread_t, int))ult__dropin_next("pthread_kill",
+	    &slot))(t, sig));
+}
+
+static pthread_t
+worker_self(void)
+{
+	static void *_Atomic slot;
+
+	return (
+	    ((pthread_t(*)(void))ult__dropin_next("pthread_self", &slot))());
+}
+
+/* Signals queued by pthread_kill for dp, raised on its current worker,
+ * where the handler runs on the uthread's own block. */
+void
+ult__dropin_signals(struct dp_thread *dp)
+{
+	uint64_t bits =
+	    __atomic_exchange_n(&dp->sig_pending, 0, __ATOMIC_ACQ_REL);
+
+	for (int sig = 1; bits != 0; sig++, bits >>= 1)
+		if (bits & 1)
+			real_kill(worker_self(), sig);
+}
+
+/*
+ * The signal is raised at once on the caller's worker when it is for the
+ * caller, or when its action is the default (which acts on the process);
+ * for another uthread with a handler, it waits for that uthread's next
+ * call into the drop-in (any pthread, sleep or I/O call), and a uthread
+ * blocked in one sees it when that call returns.
+ */
+int
+pthread_kill(pthread_t t, int sig)
+{
+	struct dp_thread *dp = named(t);
+	struct sigaction sa;
+
+	if (sig < 0 || sig > 64)
+		return (EINVAL);
+	if (dp == NULL)
+		return (real_kill(t, sig));
+	if (sig == 0)
+		return (0);
+	if (dp == ult__dropin_self())
+		return (real_kill(worker_self(), sig));
+	if (sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
+	    sa.sa_handler == SIG_IGN)
+		return (0);
+	if (sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
+	    sa.sa_handler == SIG_DFL)
+		return (real_kill(worker_self(), sig));
+	__atomic_fetch_or(&dp->sig_pending, 1ull << (sig - 1),
+	    __ATOMIC_RELEASE);
+	return (0);
+}
+
+/*
+ * Signal masks stay the workers': a mask set by a uthread holds on the
+ * worker it runs on, for whatever runs there, until changed.  The
+ * runtime's preemption signal is never blocked.
+ */
+static int
+mask(const char *name, void *_Atomic *slot, int how, const sigset_t *set,
+    sigset_t *old)
+{
+	sigset_t s;
+
+	if (set != NULL && ult__dropin_self() != NULL) {
+		s = *set;
+		sigdelset(&s, SIGURG);
+		set = &s;
+	}
+	return (((int (*)(int, const sigset_t *, sigset_t *))ult__dropin_next(
+	    name, slot))(how, set, old));
+}
+
+int
+pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	static void *_Atomic slot;
+
+	return (mask("pthread_sigmask", &slot, how, set, old));
+}
+
+int
+sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	static void *_Atomic slot;
+
+	return (mask("sigprocmask", &slot, how, set, old));
+}

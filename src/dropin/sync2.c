@@ -1,1 +1,376 @@
+/*
+ * pthread rwlocks and barriers, POSIX unnamed semaphores, and C11's mtx_t
+ * and cnd_t (glibc's are pthread objects) on ult's sync objects, in
+ * glibc's object sizes (DESIGN.md section 12).
+ */
+#include <errno.h>
+#include <limits.h>
+#include <semaphore.h>
+#include <stddef.h>
+#include <string.h>
+#include <threads.h>
+
 #include "dropin.h"
+
+/* Rwlocks: ult's are writer-preferring whatever the kind asked for. */
+_Static_assert(sizeof(ult_rwlock_t) <= sizeof(pthread_rwlock_t), "rwlock");
+#define RW(r) ((ult_rwlock_t *)(void *)(r))
+
+int
+pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *a)
+{
+	int v;
+
+	ult__dropin_up();
+	if (a != NULL && pthread_rwlockattr_getpshared(a, &v) == 0 &&
+	    v != PTHREAD_PROCESS_PRIVATE)
+		return (ENOTSUP);
+	memset(rw, 0, sizeof(*rw));
+	return (ult_rwlock_init(RW(rw)));
+}
+
+int
+pthread_rwlock_destroy(pthread_rwlock_t *rw)
+{
+	return (ult_rwlock_destroy(RW(rw)));
+}
+
+int
+pthread_rwlock_rdlock(pthread_rwlock_t *rw)
+{
+	ult__dropin_up();
+	return (ult_rwlock_rdlock(RW(rw)));
+}
+
+int
+pthread_rwlock_wrlock(pthread_rwlock_t *rw)
+{
+	ult__dropin_up();
+	return (ult_rwlock_wrlock(RW(rw)));
+}
+
+int
+pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
+{
+	ult__dropin_up();
+	return (ult_rwlock_tryrdlock(RW(rw)));
+}
+
+int
+pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
+{
+	ult__dropin_up();
+	return (ult_rwlock_trywrlock(RW(rw)));
+}
+
+int
+pthread_rwlock_unlock(pthread_rwlock_t *rw)
+{
+	return (ult_rwlock_unlock(RW(rw)));
+}
+
+/* ult's rwlocks have no timed wait: a timed one tries again every
+ * millisecond until its deadline. */
+static int
+rw_timed(pthread_rwlock_t *rw, int (*try)(ult_rwlock_t *), clockid_t clock,
+    const struct timespec *abs)
+{
+	uint64_t deadline, now;
+	int err;
+
+	ult__dropin_up();
+	if ((err = try(RW(rw))) != EBUSY)
+		return (err);
+	if ((err = ult__dropin_deadline(clock, abs, &deadline)) != 0)
+		return (err);
+	for (;;) {
+		if ((err = try(RW(rw))) != EBUSY)
+			return (err);
+		if ((now = ult_now()) >= deadline)
+			return (ETIMEDOUT);
+		ult_sleep_until(
+		    deadline - now > 1000000 ? now + 1000000 : deadline);
+	}
+}
+
+int
+pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clock,
+    const struct timespec *abs)
+{
+	return (rw_timed(rw, ult_rwlock_tryrdlock, clock, abs));
+}
+
+int
+pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clock,
+    const struct timespec *abs)
+{
+	return (rw_timed(rw, ult_rwlock_trywrlock, clock, abs));
+}
+
+int
+pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abs)
+{
+	return (rw_timed(rw, ult_rwlock_tryrdlock, CLOCK_REALTIME, abs));
+}
+
+int
+pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abs)
+{
+	return (rw_timed(rw, ult_rwlock_trywrlock, CLOCK_REALTIME, abs));
+}
+
+/* Barriers. */
+_Static_assert(sizeof(ult_barrier_t) <= sizeof(pthread_barrier_t), "barrier");
+_Static_assert(PTHREAD_BARRIER_SERIAL_THREAD == ULT_BARRIER_SERIAL_THREAD,
+    "barrier serial");
+#define BAR(b) ((ult_barrier_t *)(void *)(b))
+
+int
+pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a,
+    unsigned count)
+{
+	int v;
+
+	ult__dropin_up();
+	if (a != NULL && pthread_barrierattr_getpshared(a, &v) == 0 &&
+	    v != PTHREAD_PROCESS_PRIVATE)
+		return (ENOTSUP);
+	if (count > INT_MAX)
+		return (EINVAL);
+	return (ult_barrier_init(BAR(b), count));
+}
+
+int
+pthread_barrier_destroy(pthread_barrier_t *b)
+{
+	return (ult_barrier_destroy(BAR(b)));
+}
+
+int
+pthread_barrier_wait(pthread_barrier_t *b)
+{
+	ult__dropin_up();
+	return (ult_barrier_wait(BAR(b)));
+}
+
+/*
+ * Semaphores.  sem_init marks its sem_t; one without the mark came from
+ * sem_open (glibc zeroes that part) and goes to glibc, whose waits block
+ * the worker, as they work across processes.
+ */
+struct dp_sem {
+	ult_sem_t s;
+	uint64_t spare;
+	uint64_t mark;
+};
+_Static_assert(sizeof(struct dp_sem) == sizeof(sem_t), "sem_t");
+#define SEM_MARK 0x6d65732d746c75ull /* "ult-sem" */
+#define DS(s) ((struct dp_sem *)(void *)(s))
+
+static int
+posix(int err)
+{
+	if (err == 0)
+		return (0);
+	errno = err;
+	return (-1);
+}
+
+static int
+ours(sem_t *s)
+{
+	return (s != NULL && DS(s)->mark == SEM_MARK);
+}
+
+#define GLIBC_SEM(name, ...)                                                   \
+	do {                                                                   \
+		static void *_Atomic slot;                                     \
+		return (                                                       \
+		    ((int (*)())ult__dropin_next(#name, &slot))(__VA_ARGS__)); \
+	} while (0)
+
+int
+sem_init(sem_t *s, int pshared, unsigned value)
+{
+	ult__dropin_up();
+	if (pshared)
+		return (posix(ENOTSUP));
+	if (value > SEM_VALUE_MAX)
+		return (posix(EINVAL));
+	memset(s, 0, sizeof(*s));
+	DS(s)->mark = SEM_MARK;
+	return (posix(ult_sem_init(&DS(s)->s, value)));
+}
+
+int
+sem_destroy(sem_t *s)
+{
+	if (!ours(s))
+		GLIBC_SEM(sem_destroy, s);
+	return (posix(ult_sem_destroy(&DS(s)->s)));
+}
+
+int
+sem_wait(sem_t *s)
+{
+	int err;
+
+	ult__dropin_up();
+	if (!ours(s))
+		GLIBC_SEM(sem_wait, s);
+	ult__dropin_point();
+	err = ult_sem_wait(&DS(s)->s);
+	ult__dropin_point();
+	return (posix(err));
+}
+
+int
+sem_trywait(sem_t *s)
+{
+	if (!ours(s))
+		GLIBC_SEM(sem_trywait, s);
+	return (posix(ult_sem_trywait(&DS(s)->s)));
+}
+
+int
+sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abs)
+{
+	uint64_t deadline;
+	int err;
+
+	ult__dropin_up();
+	if (!ours(s))
+		GLIBC_SEM(sem_clockwait, s, clock, abs);
+	ult__dropin_point();
+	if ((err = ult_sem_trywait(&DS(s)->s)) != EAGAIN)
+		return (posix(err));
+	if ((err = ult__dropin_deadline(clock, abs, &deadline)) != 0)
+		return (posix(err));
+	err = ult_sem_timedwait(&DS(s)->s, deadline);
+	ult__dropin_point();
+	return (posix(err));
+}
+
+int
+sem_timedwait(sem_t *s, const struct timespec *abs)
+{
+	return (sem_clockwait(s, CLOCK_REALTIME, abs));
+}
+
+int
+sem_post(sem_t *s)
+{
+	if (!ours(s))
+		GLIBC_SEM(sem_post, s);
+	return (posix(ult_sem_post(&DS(s)->s)));
+}
+
+int
+sem_getvalue(sem_t *s, int *v)
+{
+	if (!ours(s))
+		GLIBC_SEM(sem_getvalue, s, v);
+	return (posix(ult_sem_getvalue(&DS(s)->s, v)));
+}
+
+/* C11: glibc's mtx_t and cnd_t are its pthread objects. */
+_Static_assert(sizeof(mtx_t) == sizeof(pthread_mutex_t), "mtx_t");
+_Static_assert(sizeof(cnd_t) == sizeof(pthread_cond_t), "cnd_t");
+
+static int
+thrd(int err)
+{
+	return (err == 0	   ? thrd_success
+		: err == EBUSY	   ? thrd_busy
+		: err == ETIMEDOUT ? thrd_timedout
+		: err == ENOMEM	   ? thrd_nomem
+				   : thrd_error);
+}
+
+int
+mtx_init(mtx_t *m, int type)
+{
+	pthread_mutexattr_t a;
+	int err;
+
+	if (type != mtx_plain && type != mtx_timed &&
+	    type != (mtx_plain | mtx_recursive) &&
+	    type != (mtx_timed | mtx_recursive))
+		return (thrd_error);
+	pthread_mutexattr_init(&a);
+	if (type & mtx_recursive)
+		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	err = pthread_mutex_init((pthread_mutex_t *)(void *)m, &a);
+	pthread_mutexattr_destroy(&a);
+	return (thrd(err));
+}
+
+void
+mtx_destroy(mtx_t *m)
+{
+	pthread_mutex_destroy((pthread_mutex_t *)(void *)m);
+}
+
+int
+mtx_lock(mtx_t *m)
+{
+	return (thrd(pthread_mutex_lock((pthread_mutex_t *)(void *)m)));
+}
+
+int
+mtx_trylock(mtx_t *m)
+{
+	return (thrd(pthread_mutex_trylock((pthread_mutex_t *)(void *)m)));
+}
+
+int
+mtx_timedlock(mtx_t *restrict m, const struct timespec *restrict abs)
+{
+	return (
+	    thrd(pthread_mutex_timedlock((pthread_mutex_t *)(void *)m, abs)));
+}
+
+int
+mtx_unlock(mtx_t *m)
+{
+	return (thrd(pthread_mutex_unlock((pthread_mutex_t *)(void *)m)));
+}
+
+int
+cnd_init(cnd_t *c)
+{
+	return (thrd(pthread_cond_init((pthread_cond_t *)(void *)c, NULL)));
+}
+
+void
+cnd_destroy(cnd_t *c)
+{
+	pthread_cond_destroy((pthread_cond_t *)(void *)c);
+}
+
+int
+cnd_wait(cnd_t *c, mtx_t *m)
+{
+	return (thrd(pthread_cond_wait((pthread_cond_t *)(void *)c,
+	    (pthread_mutex_t *)(void *)m)));
+}
+
+int
+cnd_timedwait(cnd_t *restrict c, mtx_t *restrict m,
+    const struct timespec *restrict abs)
+{
+	return (thrd(pthread_cond_timedwait((pthread_cond_t *)(void *)c,
+	    (pthread_mutex_t *)(void *)m, abs)));
+}
+
+int
+cnd_signal(cnd_t *c)
+{
+	return (thrd(pthread_cond_signal((pthread_cond_t *)(void *)c)));
+}
+
+int
+cnd_broadcast(cnd_t *c)
+{
+	return (thrd(pthread_cond_broadcast((pthread_cond_t *)(void *)c)));
+}

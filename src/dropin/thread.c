@@ -1,1 +1,507 @@
+/*
+ * pthread_create and friends on uthreads (DESIGN.md section 12).
+ *
+ * A thread starts in start(), which sets up what glibc's start_thread
+ * would for pthread_exit and cancellation: an unwind buffer registered
+ * with __pthread_register_cancel.  glibc's own pthread_exit then unwinds
+ * the uthread's stack (running C cleanup handlers and C++ destructors)
+ * and jumps back there; the uthread's block gives glibc a descriptor of
+ * its own, stack bounds included, for that.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "dropin.h"
+
+static __thread struct dp_thread *self_dp;
+static unsigned long _Atomic nthreads;
+static int _Atomic nlive; /* threads of the program that have not ended */
+static struct dp_thread *_Atomic main_dp;
+
+struct dp_thread *
+ult__dropin_self(void)
+{
+	return (self_dp);
+}
+
+unsigned long
+ult__dropin_nthreads(void)
+{
+	return (__atomic_load_n(&nthreads, __ATOMIC_RELAXED));
+}
+
+struct dp_thread *
+ult__dropin_of(pthread_t t)
+{
+	struct dp_thread *dp = (struct dp_thread *)t;
+
+	return (dp != NULL && dp->magic == DP_MAGIC ? dp : NULL);
+}
+
+static void *
+real_self(void)
+{
+	static void *_Atomic slot;
+
+	return (((void *(*)(void))ult__dropin_next("pthread_self", &slot))());
+}
+
+pthread_t
+pthread_self(void)
+{
+	return (self_dp != NULL ? (pthread_t)self_dp : (pthread_t)real_self());
+}
+
+int
+pthread_equal(pthread_t a, pthread_t b)
+{
+	return (a == b);
+}
+
+static void
+unref(struct dp_thread *dp)
+{
+	if (__atomic_sub_fetch(&dp->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+		dp->magic = 0;
+		free(dp);
+	}
+}
+
+static void
+finish(struct dp_thread *dp)
+{
+	ult_mutex_lock(&dp->done_mx);
+	dp->done = 1;
+	ult_cond_broadcast(&dp->done_cv);
+	ult_mutex_unlock(&dp->done_mx);
+	__atomic_sub_fetch(&nlive, 1, __ATOMIC_RELEASE);
+}
+
+/* Run dp's function as glibc's start_thread would; pthread_exit and a
+ * cancellation come back through the setjmp. */
+static void *
+run(struct dp_thread *dp)
+{
+	__pthread_unwind_buf_t ub;
+
+	self_dp = dp;
+	__atomic_store_n(&dp->ut, ult_self(), __ATOMIC_RELEASE);
+	dp->desc = real_self();
+	memset(&ub, 0, sizeof(ub));
+	/* As glibc's pthread_cleanup_push does: without the signal mask a
+	 * jmp_buf needs only the part the unwind buffer has. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overflow"
+	if (__sigsetjmp((struct __jmp_buf_tag *)(void *)ub.__cancel_jmp_buf,
+		0) == 0) {
+#pragma GCC diagnostic pop
+		__pthread_register_cancel(&ub);
+		dp->ret = dp->fn(dp->arg);
+		__pthread_unregister_cancel(&ub);
+	}
+	return (dp->ret);
+}
+
+static void *
+start(void *arg)
+{
+	struct dp_thread *dp = arg;
+	void *ret = run(dp);
+
+	finish(dp);
+	unref(dp);
+	return (ret);
+}
+
+static struct dp_thread *
+dp_new(void)
+{
+	struct dp_thread *dp = calloc(1, sizeof(*dp));
+	struct dp_thread *me = self_dp;
+
+	if (dp == NULL)
+		return (NULL);
+	dp->magic = DP_MAGIC;
+	dp->refs = 2;
+	dp->policy = SCHED_OTHER;
+	ult_mutex_init(&dp->done_mx);
+	ult_cond_init(&dp->done_cv);
+	/* Linux gives a new thread its creator's name. */
+	if (me != NULL)
+		memcpy(dp->name, me->name, sizeof(dp->name));
+	else
+		snprintf(dp->name, sizeof(dp->name), "%s",
+		    program_invocation_short_name);
+	return (dp);
+}
+
+/* Map the attributes onto a uthread's: stack size, detach state, and,
+ * with PTHREAD_EXPLICIT_SCHED, policy and priority (else inherited). */
+static int
+attrs(const pthread_attr_t *a, struct ult_attr *ua, struct dp_thread *dp)
+{
+	size_t ss = 0;
+	void *addr = NULL;
+	int v = PTHREAD_CREATE_JOINABLE, inh = PTHREAD_INHERIT_SCHED;
+	struct dp_thread *me = self_dp;
+
+	ult_attr_init(ua);
+	ua->stack_size = ult__dropin_default_stack();
+	if (me != NULL) {
+		ult_getnice(NULL, &ua->nice);
+		ult_getclass(NULL, &ua->cls, &ua->rtprio);
+		dp->policy = me->policy;
+		dp->param = me->param;
+	}
+	if (a == NULL)
+		return (0);
+	if (pthread_attr_getstacksize(a, &ss) == 0 && ss != 0)
+		ua->stack_size = ss;
+	/* glibc gives back the address less the size; unset, that is
+	 * 0 - size. */
+	if (pthread_attr_getstack(a, &addr, &ss) == 0 &&
+	    (uintptr_t)addr + ss != 0) {
+		static int said;
+
+		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+			fprintf(stderr,
+			    "ult-run: pthread_attr_setstack: a thread runs on "
+			    "a stack ult allocates, of the size asked for, "
+			    "not on the one given\n");
+	}
+	if (ua->stack_size < ULT_STACK_MIN)
+		ua->stack_size = ULT_STACK_MIN;
+	if (ua->stack_size > ULT_STACK_MAX)
+		return (EINVAL);
+	if (pthread_attr_getdetachstate(a, &v) == 0 &&
+	    v == PTHREAD_CREATE_DETACHED)
+		ua->detached = 1;
+	if (pthread_attr_getinheritsched(a, &inh) == 0 &&
+	    inh == PTHREAD_EXPLICIT_SCHED) {
+		struct sched_param sp;
+		int pol;
+
+		if (pthread_attr_getschedpolicy(a, &pol) != 0 ||
+		    pthread_attr_getschedparam(a, &sp) != 0)
+			return (EINVAL);
+		return (ult__dropin_sched_map(pol, &sp, ua, dp));
+	}
+	return (0);
+}
+
+int
+pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
+    void *arg)
+{
+	struct ult_attr ua;
+	struct dp_thread *dp;
+	ult_thread_t *ut;
+	int err;
+
+	ult__dropin_up();
+	if ((dp = dp_new()) == NULL)
+		return (EAGAIN);
+	if ((err = attrs(a, &ua, dp)) != 0) {
+		free(dp);
+		return (err);
+	}
+	dp->fn = fn;
+	dp->arg = arg;
+	ua.name = dp->name;
+	if (ua.detached) {
+		dp->detached = 1;
+		dp->refs = 1;
+	}
+	__atomic_add_fetch(&nlive, 1, __ATOMIC_RELAXED);
+	/* The handle is out before the thread may run: it may read it
+	 * back with pthread_self and hand it to another thread. */
+	*t = (pthread_t)dp;
+	if ((err = ult_spawn(&ut, &ua, start, dp)) != 0) {
+		__atomic_sub_fetch(&nlive, 1, __ATOMIC_RELAXED);
+		free(dp);
+		return (err == ENOMEM ? EAGAIN : err);
+	}
+	if (!ua.detached)
+		__atomic_store_n(&dp->ut, ut, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&nthreads, 1, __ATOMIC_RELAXED);
+	return (0);
+}
+
+static ult_thread_t *
+ut_of(struct dp_thread *dp)
+{
+	ult_thread_t *ut;
+
+	/* The creator stores it right after the spawn; the thread at its
+	 * start.  A handle read in between waits for one of them. */
+	while ((ut = __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE)) == NULL)
+		ult_yield();
+	return (ut);
+}
+
+static int
+join(struct dp_thread *dp, void **ret, uint64_t deadline)
+{
+	void *v;
+	int err;
+
+	if (dp == self_dp)
+		return (EDEADLK);
+	if (__atomic_load_n(&dp->detached, __ATOMIC_ACQUIRE) || dp->is_main)
+		return (EINVAL);
+	if (deadline != UINT64_MAX) {
+		ult_mutex_lock(&dp->done_mx);
+		err = 0;
+		while (!dp->done && err == 0)
+			err = ult_cond_timedwait(&dp->done_cv, &dp->done_mx,
+			    deadline);
+		if (dp->done)
+			err = 0;
+		ult_mutex_unlock(&dp->done_mx);
+		if (err != 0)
+			return (err);
+	}
+	if ((err = ult_join(ut_of(dp), &v)) != 0)
+		return (err == ESRCH ? ESRCH : EINVAL);
+	if (ret != NULL)
+		*ret = v;
+	unref(dp);
+	return (0);
+}
+
+static int
+join_foreign(const char *name, pthread_t t, void **ret)
+{
+	static void *_Atomic slot;
+
+	(void)name;
+	return (((int (*)(pthread_t, void **))ult__dropin_next("pthread_join",
+	    &slot))(t, ret));
+}
+
+int
+pthread_join(pthread_t t, void **ret)
+{
+	struct dp_thread *dp = ult__dropin_of(t);
+
+	ult__dropin_point();
+	if (dp == NULL)
+		return (t == 0 ? ESRCH : join_foreign("pthread_join", t, ret));
+	return (join(dp, ret, UINT64_MAX));
+}
+
+int
+pthread_tryjoin_np(pthread_t t, void **ret)
+{
+	struct dp_thread *dp = ult__dropin_of(t);
+
+	if (dp == NULL)
+		return (ESRCH);
+	if (dp == self_dp)
+		return (EDEADLK);
+	if (!__atomic_load_n(&dp->done, __ATOMIC_ACQUIRE))
+		return (EBUSY);
+	return (join(dp, ret, UINT64_MAX));
+}
+
+int
+pthread_clockjoin_np(pthread_t t, void **ret, clockid_t clock,
+    const struct timespec *abs)
+{
+	struct dp_thread *dp = ult__dropin_of(t);
+	uint64_t deadline = UINT64_MAX;
+	int err;
+
+	ult__dropin_point();
+	if (dp == NULL)
+		return (ESRCH);
+	if (abs != NULL &&
+	    (err = ult__dropin_deadline(clock, abs, &deadline)) != 0)
+		return (err);
+	return (join(dp, ret, deadline));
+}
+
+int
+pthread_timedjoin_np(pthread_t t, void **ret, const struct timespec *abs)
+{
+	return (pthread_clockjoin_np(t, ret, CLOCK_REALTIME, abs));
+}
+
+int
+pthread_detach(pthread_t t)
+{
+	struct dp_thread *dp = ult__dropin_of(t);
+	int err;
+
+	if (dp == NULL)
+		return (ESRCH);
+	if (dp->is_main ||
+	    __atomic_exchange_n(&dp->detached, 1, __ATOMIC_ACQ_REL))
+		return (EINVAL);
+	if ((err = ult_detach(ut_of(dp))) != 0)
+		return (err);
+	unref(dp);
+	return (0);
+}
+
+/* The main thread's pthread_exit: the process goes on until the other
+ * threads have ended, then exits with status 0 (POSIX). */
+static void __attribute__((noreturn)) main_exited(void)
+{
+	__atomic_sub_fetch(&nlive, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&nlive, __ATOMIC_ACQUIRE) > 0)
+		ult_sleep_ns(1000000);
+	exit(0);
+}
+
+static void __attribute__((noreturn)) leave(struct dp_thread *dp, void *ret)
+{
+	dp->exiting = 1;
+	dp->ret = ret;
+	ult__rt_pthread_exit(ret);
+}
+
+void
+pthread_exit(void *ret)
+{
+	struct dp_thread *dp = self_dp;
+
+	if (dp == NULL)
+		ult__rt_pthread_exit(ret);
+	leave(dp, ret);
+}
+
+/* Cancellation: deferred, at the points the drop-in implements. */
+
+void
+ult__dropin_point(void)
+{
+	struct dp_thread *dp = self_dp;
+
+	if (dp == NULL)
+		return;
+	if (__builtin_expect(
+		__atomic_load_n(&dp->sig_pending, __ATOMIC_RELAXED) != 0, 0))
+		ult__dropin_signals(dp);
+	if (__builtin_expect(
+		__atomic_load_n(&dp->cancel_pending, __ATOMIC_ACQUIRE) != 0,
+		0) &&
+	    !dp->cancel_off && !dp->exiting)
+		leave(dp, PTHREAD_CANCELED);
+}
+
+void
+pthread_testcancel(void)
+{
+	ult__dropin_point();
+}
+
+int
+pthread_cancel(pthread_t t)
+{
+	struct dp_thread *dp = ult__dropin_of(t);
+
+	if (dp == NULL)
+		return (ESRCH);
+	__atomic_store_n(&dp->cancel_pending, 1, __ATOMIC_RELEASE);
+	return (0);
+}
+
+int
+pthread_setcancelstate(int state, int *old)
+{
+	struct dp_thread *dp = self_dp;
+
+	if (state != PTHREAD_CANCEL_ENABLE && state != PTHREAD_CANCEL_DISABLE)
+		return (EINVAL);
+	if (dp == NULL) {
+		if (old != NULL)
+			*old = PTHREAD_CANCEL_ENABLE;
+		return (0);
+	}
+	if (old != NULL)
+		*old = dp->cancel_off ? PTHREAD_CANCEL_DISABLE
+				      : PTHREAD_CANCEL_ENABLE;
+	dp->cancel_off = state == PTHREAD_CANCEL_DISABLE;
+	return (0);
+}
+
+int
+pthread_setcanceltype(int type, int *old)
+{
+	struct dp_thread *dp = self_dp;
+
+	if (type != PTHREAD_CANCEL_DEFERRED &&
+	    type != PTHREAD_CANCEL_ASYNCHRONOUS)
+		return (EINVAL);
+	if (dp == NULL) {
+		if (old != NULL)
+			*old = PTHREAD_CANCEL_DEFERRED;
+		return (0);
+	}
+	if (old != NULL)
+		*old = dp->cancel_async ? PTHREAD_CANCEL_ASYNCHRONOUS
+					: PTHREAD_CANCEL_DEFERRED;
+	dp->cancel_async = type == PTHREAD_CANCEL_ASYNCHRONOUS;
+	return (0);
+}
+
+/* main, as a uthread. */
+
+struct main_args {
+	ult__main_fn main;
+	int argc;
+	char **argv, **envp;
+};
+static struct main_args margs;
+
+static void *
+call_main(void *arg)
+{
+	(void)arg;
+	exit(margs.main(margs.argc, margs.argv, margs.envp));
+}
+
+static void *
+start_main(void *arg)
+{
+	struct dp_thread *dp = arg;
+
+	run(dp);
+	/* Only pthread_exit comes back here. */
+	main_exited();
+}
+
+void
+ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
+{
+	struct dp_thread *dp = dp_new();
+	struct ult_attr ua;
+	ult_thread_t *ut;
+	void *ret;
+	int err;
+
+	if (dp == NULL)
+		ult__dropin_fatal("main", "out of memory");
+	margs = (struct main_args){main, argc, argv, envp};
+	dp->fn = call_main;
+	dp->is_main = 1;
+	ult_attr_init(&ua);
+	ua.stack_size = ult__dropin_default_stack();
+	ua.name = "main";
+	__atomic_store_n(&main_dp, dp, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&nlive, 1, __ATOMIC_RELAXED);
+	if ((err = ult_spawn(&ut, &ua, start_main, dp)) != 0)
+		ult__dropin_fatal("cannot start main as a uthread",
+		    strerror(err));
+	__atomic_add_fetch(&nthreads, 1, __ATOMIC_RELAXED);
+	/* The process ends in the main uthread (exit); this kernel thread
+	 * only waits, in case the runtime ever stops without it. */
+	ult_join(ut, &ret);
+	exit(0);
+}
