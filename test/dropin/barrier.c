@@ -99,6 +99,64 @@ check_errors(void)
 	pthread_barrierattr_destroy(&a);
 }
 
+/*
+ * The serial thread destroys the barrier and reuses its memory as soon
+ * as its wait returns, while the others may still be on their way out of
+ * theirs (glibc's destroy waits for them): nothing may be written there
+ * afterwards.
+ */
+#define NDESTROY 4
+#define DESTROY_ROUNDS 100
+
+struct bbox {
+	pthread_barrier_t b;
+	atomic_int destroy_errs;
+};
+
+static void *
+destroying_waiter(void *arg)
+{
+	struct bbox *x = arg;
+	int r = pthread_barrier_wait(&x->b);
+
+	if (r == PTHREAD_BARRIER_SERIAL_THREAD) {
+		if (pthread_barrier_destroy(&x->b) != 0)
+			atomic_fetch_add(&x->destroy_errs, 1);
+		memset(&x->b, 0x5a, sizeof(x->b));
+	} else if (r != 0) {
+		atomic_fetch_add(&x->destroy_errs, 1);
+	}
+	return (NULL);
+}
+
+static void
+check_destroy_by_serial(void)
+{
+	pthread_t t[NDESTROY];
+	const unsigned char *p;
+	struct bbox *x;
+	int n, i, errs = 0, corrupt = 0;
+
+	for (n = 0; n < DESTROY_ROUNDS; n++) {
+		if ((x = calloc(1, sizeof(*x))) == NULL)
+			conf_must("calloc", ENOMEM);
+		conf_must("barrier_init",
+		    pthread_barrier_init(&x->b, NULL, NDESTROY));
+		for (i = 0; i < NDESTROY; i++)
+			conf_create(&t[i], NULL, destroying_waiter, x);
+		for (i = 0; i < NDESTROY; i++)
+			conf_join(t[i]);
+		errs += atomic_load(&x->destroy_errs);
+		p = (const unsigned char *)&x->b;
+		for (i = 0; i < (int)sizeof(x->b); i++)
+			corrupt += p[i] != 0x5a;
+		free(x);
+	}
+	conf_long("barrier destroyed by its serial thread (100 times): errors",
+	    errs, 0);
+	conf_long("bytes written after the memory was reused", corrupt, 0);
+}
+
 int
 main(void)
 {
@@ -108,5 +166,6 @@ main(void)
 	/* The same object again, another count, and main taking part. */
 	run_rounds(5, 1);
 	run_rounds(2, 0);
+	check_destroy_by_serial();
 	return (conf_end());
 }

@@ -340,10 +340,103 @@ signalled(const char *what, clockid_t clk, int clockwait)
 	conf_err(what, sw.rc, 0);
 }
 
+/* Waiting with an errorcheck mutex one does not hold. */
+static void
+check_eperm(void)
+{
+	struct timespec ts = conf_deadline(CLOCK_REALTIME, 10000);
+	pthread_mutex_t m;
+	pthread_cond_t c = PTHREAD_COND_INITIALIZER;
+
+	init_errorcheck(&m);
+	conf_err("cond_wait, errorcheck mutex not held",
+	    pthread_cond_wait(&c, &m), EPERM);
+	conf_err("cond_timedwait, errorcheck mutex not held",
+	    pthread_cond_timedwait(&c, &m, &ts), EPERM);
+	pthread_mutex_destroy(&m);
+	pthread_cond_destroy(&c);
+}
+
+/*
+ * POSIX: a condition variable may be destroyed as soon as the threads
+ * blocked on it have been woken, here by the broadcaster with the mutex
+ * still held.  The woken threads must not write to it afterwards: its
+ * memory is filled with a pattern that must survive.
+ */
+#define NDESTROY 4
+#define DESTROY_ROUNDS 50
+
+struct dcv {
+	pthread_mutex_t m;
+	pthread_cond_t c;
+	int waiting, go, woken;
+};
+
+static void *
+dcv_waiter(void *arg)
+{
+	struct dcv *d = arg;
+	int r = 0;
+
+	pthread_mutex_lock(&d->m);
+	d->waiting++;
+	while (!d->go && r == 0)
+		r = pthread_cond_wait(&d->c, &d->m);
+	if (r == 0)
+		d->woken++;
+	pthread_mutex_unlock(&d->m);
+	return (NULL);
+}
+
+static void
+check_destroy_after_broadcast(void)
+{
+	pthread_t t[NDESTROY];
+	struct dcv *d;
+	const unsigned char *p;
+	int n, i, waiting, destroy_errs = 0, woken = 0, corrupt = 0;
+
+	for (n = 0; n < DESTROY_ROUNDS; n++) {
+		if ((d = calloc(1, sizeof(*d))) == NULL)
+			conf_must("calloc", ENOMEM);
+		pthread_mutex_init(&d->m, NULL);
+		pthread_cond_init(&d->c, NULL);
+		for (i = 0; i < NDESTROY; i++)
+			conf_create(&t[i], NULL, dcv_waiter, d);
+		do {
+			conf_msleep(1);
+			pthread_mutex_lock(&d->m);
+			waiting = d->waiting;
+			pthread_mutex_unlock(&d->m);
+		} while (waiting < NDESTROY);
+		pthread_mutex_lock(&d->m);
+		d->go = 1;
+		pthread_cond_broadcast(&d->c);
+		destroy_errs += pthread_cond_destroy(&d->c) != 0;
+		memset(&d->c, 0x5a, sizeof(d->c));
+		pthread_mutex_unlock(&d->m);
+		for (i = 0; i < NDESTROY; i++)
+			conf_join(t[i]);
+		woken += d->woken;
+		p = (const unsigned char *)&d->c;
+		for (i = 0; i < (int)sizeof(d->c); i++)
+			corrupt += p[i] != 0x5a;
+		pthread_mutex_destroy(&d->m);
+		free(d);
+	}
+	conf_long("destroy right after broadcast (50 times): destroy errors",
+	    destroy_errs, 0);
+	conf_long("destroy right after broadcast: waiters woken", woken,
+	    NDESTROY * DESTROY_ROUNDS);
+	conf_long("bytes written after the memory was reused", corrupt, 0);
+}
+
 int
 main(void)
 {
 	conf_begin("cond");
+	check_eperm();
+	check_destroy_after_broadcast();
 	check_timeouts();
 	signalled("timedwait signalled before its 30s deadline", CLOCK_REALTIME,
 	    0);

@@ -449,10 +449,114 @@ check_spin(void)
 	conf_err("spin_destroy", pthread_spin_destroy(&s), 0);
 }
 
+/* glibc's static initializers for the other types. */
+static void
+check_static_initializers(void)
+{
+	static pthread_mutex_t rec = PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP;
+	static pthread_mutex_t ec = PTHREAD_ERRORCHECK_MUTEX_INITIALIZER_NP;
+	static pthread_mutex_t ad = PTHREAD_ADAPTIVE_MUTEX_INITIALIZER_NP;
+	struct timespec ts;
+
+	conf_err("static recursive: lock", pthread_mutex_lock(&rec), 0);
+	conf_err("static recursive: lock again", pthread_mutex_lock(&rec), 0);
+	conf_err("static recursive: trylock by owner",
+	    pthread_mutex_trylock(&rec), 0);
+	ts = conf_deadline(CLOCK_REALTIME, -1000);
+	conf_err("static recursive: timedlock by owner, past deadline",
+	    pthread_mutex_timedlock(&rec, &ts), 0);
+	conf_err("static recursive: 4 unlocks",
+	    pthread_mutex_unlock(&rec) | pthread_mutex_unlock(&rec) |
+		pthread_mutex_unlock(&rec) | pthread_mutex_unlock(&rec),
+	    0);
+	conf_err("static recursive: fifth unlock", pthread_mutex_unlock(&rec),
+	    EPERM);
+	conf_err("static errorcheck: unlock while unlocked",
+	    pthread_mutex_unlock(&ec), EPERM);
+	conf_err("static errorcheck: lock", pthread_mutex_lock(&ec), 0);
+	conf_err("static errorcheck: relock", pthread_mutex_lock(&ec), EDEADLK);
+	ts = conf_deadline(CLOCK_REALTIME, 10000);
+	conf_err("static errorcheck: timedlock by owner",
+	    pthread_mutex_timedlock(&ec, &ts), EDEADLK);
+	conf_err("static errorcheck: unlock", pthread_mutex_unlock(&ec), 0);
+	conf_err("static adaptive: lock", pthread_mutex_lock(&ad), 0);
+	conf_err("static adaptive: trylock held", pthread_mutex_trylock(&ad),
+	    EBUSY);
+	conf_err("static adaptive: unlock", pthread_mutex_unlock(&ad), 0);
+	hammer("static adaptive", &ad, NULL, PLAIN, 8);
+}
+
+/*
+ * The last user of a mutex may destroy it and reuse the memory as soon
+ * as it holds it: the unlock that handed it over must not write to it
+ * afterwards.  The memory is filled with a pattern that must survive.
+ */
+#define HANDOVERS 200
+
+struct box {
+	pthread_mutex_t m;
+	struct conf_step locked;
+};
+
+static int box_destroy_errs, box_corrupt;
+
+static void *
+last_user(void *arg)
+{
+	struct box *b = arg;
+	const unsigned char *p = (const unsigned char *)&b->m;
+	size_t i;
+
+	/* Blocks until the first user unlocks (it holds the mutex). */
+	conf_step_wait(&b->locked, 1);
+	pthread_mutex_lock(&b->m);
+	pthread_mutex_unlock(&b->m);
+	if (pthread_mutex_destroy(&b->m) != 0)
+		box_destroy_errs++;
+	memset(&b->m, 0x5a, sizeof(b->m));
+	conf_step_set(&b->locked, 2);
+	conf_step_wait(&b->locked, 3);
+	for (i = 0; i < sizeof(b->m); i++)
+		if (p[i] != 0x5a)
+			box_corrupt++;
+	return (NULL);
+}
+
+static void
+check_handover_destroy(void)
+{
+	struct box *b;
+	pthread_t t;
+	int n;
+
+	for (n = 0; n < HANDOVERS; n++) {
+		if ((b = calloc(1, sizeof(*b))) == NULL)
+			conf_must("calloc", ENOMEM);
+		pthread_mutex_init(&b->m, NULL);
+		b->locked = (struct conf_step)CONF_STEP_INIT;
+		pthread_mutex_lock(&b->m);
+		conf_create(&t, NULL, last_user, b);
+		conf_step_set(&b->locked, 1);
+		if (n % 2)
+			conf_msleep(1); /* let it block in lock */
+		pthread_mutex_unlock(&b->m);
+		conf_step_wait(&b->locked, 2);
+		conf_step_set(&b->locked, 3);
+		conf_join(t);
+		free(b);
+	}
+	conf_long("mutex destroyed by the next owner (200 times): destroy "
+		  "errors",
+	    box_destroy_errs, 0);
+	conf_long("bytes written after the memory was reused", box_corrupt, 0);
+}
+
 int
 main(void)
 {
 	conf_begin("mutex");
+	check_static_initializers();
+	check_handover_destroy();
 	check_attrs();
 	check_errorcheck();
 	check_recursive();

@@ -206,6 +206,60 @@ check_errors(void)
 	sem_destroy(&z);
 }
 
+/*
+ * POSIX: a semaphore nobody is blocked on may be destroyed; the woken
+ * waiter destroys it and reuses the memory while the post that woke it
+ * may still be returning.  Nothing may be written there afterwards.
+ */
+#define HANDOFFS 200
+
+struct sbox {
+	sem_t s;
+	int destroy_rc;
+};
+
+static void *
+destroys_after_wait(void *arg)
+{
+	struct sbox *b = arg;
+
+	if (sem_wait(&b->s) != 0) {
+		b->destroy_rc = -2;
+		return (NULL);
+	}
+	b->destroy_rc = sem_destroy(&b->s);
+	memset(&b->s, 0x5a, sizeof(b->s));
+	return (NULL);
+}
+
+static void
+check_destroy_after_post(void)
+{
+	const unsigned char *p;
+	struct sbox *b;
+	pthread_t t;
+	int n, i, errs = 0, corrupt = 0;
+
+	for (n = 0; n < HANDOFFS; n++) {
+		if ((b = calloc(1, sizeof(*b))) == NULL)
+			conf_must("calloc", ENOMEM);
+		conf_must("sem_init", sem_init(&b->s, 0, 0));
+		conf_create(&t, NULL, destroys_after_wait, b);
+		if (n % 2)
+			conf_msleep(1); /* let it block in sem_wait */
+		errs += sem_post(&b->s) != 0;
+		conf_join(t);
+		errs += b->destroy_rc != 0;
+		p = (const unsigned char *)&b->s;
+		for (i = 0; i < (int)sizeof(b->s); i++)
+			corrupt += p[i] != 0x5a;
+		free(b);
+	}
+	conf_long("semaphore destroyed by its woken waiter (200 times): errors",
+	    errs, 0);
+	conf_long("bytes written after the memory was reused", corrupt, 0);
+}
+
 int
 main(void)
 {
@@ -213,5 +267,6 @@ main(void)
 	check_errors();
 	check_counts();
 	check_limit();
+	check_destroy_after_post();
 	return (conf_end());
 }

@@ -74,6 +74,37 @@ check_create_join(void)
 	conf_long("64 threads: sum of return values", (long)sum, (long)want);
 }
 
+/* Many threads alive at the same time, all blocked, then released. */
+#define NALIVE 256
+
+static struct conf_step alive_step = CONF_STEP_INIT;
+static atomic_int alive;
+
+static void *
+stay_alive(void *arg)
+{
+	if (atomic_fetch_add(&alive, 1) + 1 == NALIVE)
+		conf_step_set(&alive_step, 1);
+	conf_step_wait(&alive_step, 2);
+	return (arg);
+}
+
+static void
+check_many_alive(void)
+{
+	static pthread_t t[NALIVE];
+	int i, ok = 0;
+
+	for (i = 0; i < NALIVE; i++)
+		conf_create(&t[i], NULL, stay_alive, &t[i]);
+	conf_step_wait(&alive_step, 1);
+	conf_long("256 threads alive at once", atomic_load(&alive), NALIVE);
+	conf_step_set(&alive_step, 2);
+	for (i = 0; i < NALIVE; i++)
+		ok += conf_join(t[i]) == &t[i];
+	conf_long("256 threads joined with their values", ok, NALIVE);
+}
+
 /* A thread that stays alive until step 1. */
 static void *
 held(void *arg)
@@ -307,6 +338,7 @@ main(void)
 	conf_begin("threads");
 	check_self();
 	check_create_join();
+	check_many_alive();
 	check_tryjoin_timedjoin();
 	check_detach();
 	check_exit();
