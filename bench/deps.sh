@@ -1,11 +1,13 @@
 #!/bin/sh
 # Install what the benchmark suite compares against and plots with, from
 # Debian's packages: sysbench, ministat, Go, Boost.Fiber (with g++),
-# gnuplot and wrk (the HTTP load of bench/serve.sh).  Needs root and
-# apt-get; without them, or offline, it says so and the suite skips what
-# is missing.  BENCH_NO_INSTALL=1 skips this.
+# gnuplot, wrk (the HTTP load of bench/serve.sh), and the programs that
+# bench/dropin.sh runs under ult-run: pigz, xz-utils, zstd, memcached.
+# Needs root and apt-get; without them, or offline, it says so and the
+# suite skips what is missing.  BENCH_NO_INSTALL=1 skips this.
 set -u
-pkgs="sysbench ministat golang-go libboost-fiber-dev g++ gnuplot-nox wrk"
+pkgs="sysbench ministat golang-go libboost-fiber-dev g++ gnuplot-nox wrk
+    pigz xz-utils zstd memcached"
 [ "${BENCH_NO_INSTALL:-}" = 1 ] && exit 0
 missing=""
 for p in $pkgs; do

@@ -211,4 +211,33 @@ at least as many requests as the thread-per-connection server.
 EOF
 awk -f "$here/serve.awk" "$results"
 skips serve
+
+cat <<EOF
+
+## dropin: unmodified programs under ult-run
+
+Debian's own binaries, not rebuilt: on kernel threads as they are
+(pthread, the baseline) and under \`ult-run\` (ULE, and 4BSD as
+ult-4bsd), where libult-pthread.so makes every thread of the program,
+main included, a uthread on one worker per CPU, and sends its socket and
+pipe calls through ult's poller.  \`threads_T\` and \`mutex_T\` are
+sysbench's threads test (as above) and its mutex test (64 mutexes, one
+event per thread); \`pigz\` (\`-p 8\`), \`xz\` (\`-T4 -3
+--block-size=1MiB\`) and \`zstd\` (\`-T4 -12 -B1048576\`) compress the same
+text file (wall seconds; the outputs are checked byte for byte against
+the native ones), and
+\`memcached_hogs\` is \`memcached -t 4\` answering set+get pairs from
+test/programs/mcclient on several connections (each request timed), with
+no CPU hogs and with one spinning process per CPU beside it.  The three
+runtimes took turns within each round and each figure is the median of
+its rounds.  **These are ratios measured in one run, on this machine, at
+the same moment: read the ratio columns, not the absolute figures.**
+With \`BENCH=quick\` every figure is a single run: on a small shared
+machine two identical native runs can differ by 1.5x or more (memcached's
+tails most), so only a large ratio means something there.
+
+EOF
+table dropin pthread
+plot dropin "sysbench events/s against threads, kernel threads and ult-run"
+skips dropin
 printf '\n---\nRaw results: results.tsv; program logs: logs/.\n'

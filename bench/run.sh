@@ -143,6 +143,14 @@ else
 	echo "skip: wrk (not installed)" >>"$out/logs/serve.log"
 fi
 
+# Unmodified programs (sysbench, pigz, xz, zstd, memcached) under ult-run.
+if [ -x "$build/ult-run" ]; then
+	run dropin ult-run sh "$here/dropin.sh" "$build" $mode
+else
+	say "skip: dropin (no ult-run in $build)"
+	echo "skip: ult ult-4bsd (no ult-run in $build)" >>"$out/logs/dropin.log"
+fi
+
 # ministat compares the hint variants' run times at 95% confidence.
 if command -v ministat >/dev/null 2>&1; then
 	for c in "" -w1; do
@@ -163,9 +171,18 @@ awk -F'\t' '$1 == "R" && $2 == "threads" && $3 ~ /^T=/ && $5 == "events/s" {
     END { for (t in ts) printf "%s %s %s %s %s\n", t, v[t, "ult"] + 0,
 	v[t, "ult-4bsd"] + 0, v[t, "pthread"] + 0, v[t, "sysbench"] + 0 }' \
     "$results" | sort -n >"$d/threads.dat"
+# T, then sysbench threads and mutex events/s: pthread ult ult-4bsd each.
+awk -F'\t' '$1 == "R" && $2 == "dropin" && $3 ~ /^(threads|mutex)_T=/ &&
+    $5 == "events/s" {
+	split($3, p, "_T="); v[p[2], p[1], $4] = $6; ts[p[2]] = 1 }
+    END { for (t in ts) printf "%s %s %s %s %s %s %s\n", t,
+	v[t, "threads", "pthread"] + 0, v[t, "threads", "ult"] + 0,
+	v[t, "threads", "ult-4bsd"] + 0, v[t, "mutex", "pthread"] + 0,
+	v[t, "mutex", "ult"] + 0, v[t, "mutex", "ult-4bsd"] + 0 }' \
+    "$results" | sort -n >"$d/dropin.dat"
 plots=""
 if command -v gnuplot >/dev/null 2>&1; then
-	for p in threads nice latency; do
+	for p in threads nice latency dropin; do
 		[ -f "$here/plot/$p.gp" ] || continue
 		if gnuplot -e "datadir='$d'; out='$out/$p.svg'" \
 		    "$here/plot/$p.gp" 2>>"$out/logs/plots.log"; then

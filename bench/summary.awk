@@ -12,12 +12,17 @@ BEGIN {
 	    "nice|nice=0|share% nice|interactive|p99_us " \
 	    "hint|all|s hint|w=1|s make|j4|real_s make|j16|real_s " \
 	    "latency|hogs=0|p99_us latency|hogs=N|p99_us " \
-	    "serve|hogs=0|req/s serve|hogs=0|p99_us serve|hogs=2|p99_us", want, " ")
+	    "serve|hogs=0|req/s serve|hogs=0|p99_us serve|hogs=2|p99_us " \
+	    "dropin|threads_T=64|events/s dropin|mutex_T=64|events/s " \
+	    "dropin|memcached_hogs=0|p99_us dropin|memcached_hogs=N|p99_us",
+	    want, " ")
 }
 $1 == "R" {
 	c = $3
 	if ($2 == "latency" && c ~ /^hogs=[1-9]/)
 		c = "hogs=N" # one hog per CPU: the count is the machine's
+	if ($2 == "dropin" && c ~ /^memcached_hogs=[1-9]/)
+		c = "memcached_hogs=N"
 	k = $2 "|" c "|" $5
 	if (!((k, $4) in v))
 		line[k] = line[k] sprintf("  %s %s", $4, $6)

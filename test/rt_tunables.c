@@ -23,7 +23,7 @@ hog(void *arg)
 }
 
 /* Every ULE tunable that makes sense in user space, by FreeBSD name,
- * with its default (DESIGN.md section 12). */
+ * with its default (DESIGN.md section 14). */
 static const struct {
 	const char *name;
 	long value;

@@ -1,6 +1,6 @@
 /*
  * ult-run: run an unmodified, dynamically linked pthread program with its
- * threads as uthreads (DESIGN.md section 12).
+ * threads as uthreads (DESIGN.md section 14).
  *   ult-run [--policy ule|4bsd] [--ncpu N] [--stats] [--] program args...
  * It preloads libult-pthread.so (found beside ult-run in a build tree,
  * at the installed library directory otherwise, or at $ULT_RUN_LIB), sets

@@ -1,5 +1,5 @@
 /*
- * libult-pthread.so, the pthread drop-in (DESIGN.md section 12): a
+ * libult-pthread.so, the pthread drop-in (DESIGN.md section 14): a
  * program started by ult-run has its threads run as uthreads.  Internal
  * to the drop-in; nothing here is exported.
  */

@@ -1,6 +1,6 @@
 /*
  * libc's own functions, for the runtime inside libult-pthread.so
- * (DESIGN.md section 12).  The runtime's object is linked into the
+ * (DESIGN.md section 14).  The runtime's object is linked into the
  * drop-in with every reference to a name the drop-in interposes renamed
  * to ult__rt_<name> (rename.txt), so that the runtime's workers, clock
  * thread and I/O layer call libc and never the drop-in's stand-ins.  The

@@ -1,5 +1,5 @@
 /*
- * The drop-in's scheduling calls (DESIGN.md section 12): sleeps, yields,
+ * The drop-in's scheduling calls (DESIGN.md section 14): sleeps, yields,
  * priorities, names, affinity, signal masks and pthread_kill, each on the
  * calling or named uthread rather than on the worker that runs it.
  */
@@ -422,4 +422,20 @@ sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	static void *_Atomic slot;
 
 	return (mask("sigprocmask", &slot, how, set, old));
+}
+
+/* glibc's pthread_yield (which its header renames sched_yield, but
+ * older binaries call by name) and thrd_yield make the system call. */
+int ult__dropin_pthread_yield(void) __asm__("pthread_yield");
+int
+ult__dropin_pthread_yield(void)
+{
+	return (sched_yield());
+}
+
+void thrd_yield(void);
+void
+thrd_yield(void)
+{
+	sched_yield();
 }

@@ -1,5 +1,5 @@
 /*
- * Starting the drop-in (DESIGN.md section 12): the runtime comes up at
+ * Starting the drop-in (DESIGN.md section 14): the runtime comes up at
  * the first interposed call or, at the latest, when libc is about to call
  * the program's main, which then runs as a uthread.  ult-run passes its
  * options in the environment (ULT_POLICY, ULT_NCPU, ULT_RUN_STATS).

@@ -1,6 +1,6 @@
 /*
  * pthread mutexes, condition variables, spinlocks and once on ult's sync
- * objects, in glibc's own object sizes (DESIGN.md section 12).  A
+ * objects, in glibc's own object sizes (DESIGN.md section 14).  A
  * pthread_mutex_t holds an ult_mutex_t in its first 16 bytes, and keeps
  * glibc's __kind word where glibc's static initializers put the type
  * (PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP and the others), so that all

@@ -1,7 +1,7 @@
 /*
  * pthread rwlocks and barriers, POSIX unnamed semaphores, and C11's mtx_t
  * and cnd_t (glibc's are pthread objects) on ult's sync objects, in
- * glibc's object sizes (DESIGN.md section 12).
+ * glibc's object sizes (DESIGN.md section 14).
  */
 #include <errno.h>
 #include <limits.h>

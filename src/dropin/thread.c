@@ -1,5 +1,5 @@
 /*
- * pthread_create and friends on uthreads (DESIGN.md section 12).
+ * pthread_create and friends on uthreads (DESIGN.md section 14).
  *
  * A thread starts in start(), which sets up what glibc's start_thread
  * would for pthread_exit and cancellation: an unwind buffer registered
@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 #include <unistd.h>
 
 #include "dropin.h"
@@ -504,4 +505,63 @@ ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
 	 * only waits, in case the runtime ever stops without it. */
 	ult_join(ut, &ret);
 	exit(0);
+}
+
+/* C11 threads: glibc's call its pthread code by internal names. */
+
+static int
+thrd_err(int err)
+{
+	return (err == 0	? thrd_success
+		: err == EAGAIN ? thrd_nomem
+				: thrd_error);
+}
+
+int
+thrd_create(thrd_t *t, thrd_start_t fn, void *arg)
+{
+	/* As glibc does: the int result travels as a pointer. */
+	return (thrd_err(pthread_create((pthread_t *)t, NULL,
+	    (void *(*)(void *))(void (*)(void))fn, arg)));
+}
+
+int
+thrd_join(thrd_t t, int *res)
+{
+	void *v;
+	int err = pthread_join((pthread_t)t, &v);
+
+	if (err == 0 && res != NULL)
+		*res = (int)(intptr_t)v;
+	return (thrd_err(err));
+}
+
+int
+thrd_detach(thrd_t t)
+{
+	return (thrd_err(pthread_detach((pthread_t)t)));
+}
+
+void
+thrd_exit(int res)
+{
+	pthread_exit((void *)(intptr_t)res);
+}
+
+thrd_t
+thrd_current(void)
+{
+	return ((thrd_t)pthread_self());
+}
+
+int
+thrd_equal(thrd_t a, thrd_t b)
+{
+	return (a == b);
+}
+
+int
+thrd_sleep(const struct timespec *t, struct timespec *rem)
+{
+	return (nanosleep(t, rem) == 0 ? 0 : errno == EINTR ? -1 : -2);
 }
