@@ -53,6 +53,8 @@ clock_nanosleep(clockid_t clock, int flags, const struct timespec *t,
 		clock = CLOCK_MONOTONIC;
 	if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
 		return (ult__rt_clock_nanosleep(clock, flags, t, rem));
+	if (t->tv_sec < 0)
+		return (EINVAL); /* the kernel's answer, absolute or not */
 	err = (flags & TIMER_ABSTIME)
 	    ? ult__dropin_deadline(clock, t, &deadline)
 	    : ult__dropin_after(t, &deadline);

@@ -339,12 +339,56 @@ pthread_spin_unlock(pthread_spinlock_t *s)
 	return (0);
 }
 
-/* pthread_once_t is an int, PTHREAD_ONCE_INIT 0: an ult_once_t. */
-_Static_assert(sizeof(pthread_once_t) == sizeof(ult_once_t), "once");
+/*
+ * pthread_once: an int, PTHREAD_ONCE_INIT 0, then RUNNING, then DONE.  A
+ * routine that is cancelled leaves it at 0, as if never called (POSIX),
+ * so the next caller runs its routine; callers that find it RUNNING wait
+ * on one condition variable for all controls (a once is contended only at
+ * a program's start).
+ */
+enum {
+	ONCE_RUNNING = 1,
+	ONCE_DONE = 2
+};
+static ult_mutex_t once_mx = ULT_MUTEX_INITIALIZER;
+static ult_cond_t once_cv = ULT_COND_INITIALIZER;
+
+static void
+once_settle(pthread_once_t *o, int v)
+{
+	ult_mutex_lock(&once_mx);
+	__atomic_store_n(o, v, __ATOMIC_RELEASE);
+	ult_cond_broadcast(&once_cv);
+	ult_mutex_unlock(&once_mx);
+}
+
+static void
+once_cancelled(void *o)
+{
+	once_settle(o, 0);
+}
 
 int
 pthread_once(pthread_once_t *o, void (*fn)(void))
 {
+	int v;
+
 	ult__dropin_up();
-	return (ult_once((ult_once_t *)(void *)o, fn));
+	for (;;) {
+		if ((v = __atomic_load_n(o, __ATOMIC_ACQUIRE)) == ONCE_DONE)
+			return (0);
+		if (v == 0 &&
+		    __atomic_compare_exchange_n(o, &v, ONCE_RUNNING, 0,
+			__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+			break;
+		ult_mutex_lock(&once_mx);
+		while (__atomic_load_n(o, __ATOMIC_ACQUIRE) == ONCE_RUNNING)
+			ult_cond_wait(&once_cv, &once_mx);
+		ult_mutex_unlock(&once_mx);
+	}
+	pthread_cleanup_push(once_cancelled, o);
+	fn();
+	pthread_cleanup_pop(0);
+	once_settle(o, ONCE_DONE);
+	return (0);
 }

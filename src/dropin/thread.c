@@ -254,7 +254,7 @@ join(struct dp_thread *dp, void **ret, uint64_t deadline)
 
 	if (dp == self_dp)
 		return (EDEADLK);
-	if (__atomic_load_n(&dp->detached, __ATOMIC_ACQUIRE) || dp->is_main)
+	if (__atomic_load_n(&dp->detached, __ATOMIC_ACQUIRE))
 		return (EINVAL);
 	/* The wait for the thread's end is a cancellation point; the join
 	 * after it is short. */
@@ -279,6 +279,13 @@ join(struct dp_thread *dp, void **ret, uint64_t deadline)
 	ult_mutex_unlock(&dp->done_mx);
 	if (err != 0)
 		return (err);
+	/* main's uthread goes on after its pthread_exit, until the others
+	 * have ended: the join ends at its pthread_exit. */
+	if (dp->is_main) {
+		if (ret != NULL)
+			*ret = dp->ret;
+		return (0);
+	}
 	if ((err = ult_join(ut_of(dp), &v)) != 0)
 		return (err == ESRCH ? ESRCH : EINVAL);
 	if (ret != NULL)
@@ -353,9 +360,10 @@ pthread_detach(pthread_t t)
 
 	if (dp == NULL)
 		return (ESRCH);
-	if (dp->is_main ||
-	    __atomic_exchange_n(&dp->detached, 1, __ATOMIC_ACQ_REL))
+	if (__atomic_exchange_n(&dp->detached, 1, __ATOMIC_ACQ_REL))
 		return (EINVAL);
+	if (dp->is_main)
+		return (0);
 	if ((err = ult_detach(ut_of(dp))) != 0)
 		return (err);
 	unref(dp);
@@ -364,9 +372,9 @@ pthread_detach(pthread_t t)
 
 /* The main thread's pthread_exit: the process goes on until the other
  * threads have ended, then exits with status 0 (POSIX). */
-static void __attribute__((noreturn)) main_exited(void)
+static void __attribute__((noreturn)) main_exited(struct dp_thread *dp)
 {
-	__atomic_sub_fetch(&nlive, 1, __ATOMIC_RELEASE);
+	finish(dp);
 	while (__atomic_load_n(&nlive, __ATOMIC_ACQUIRE) > 0)
 		ult_sleep_ns(1000000);
 	exit(0);
@@ -519,7 +527,7 @@ start_main(void *arg)
 
 	run(dp);
 	/* Only pthread_exit comes back here. */
-	main_exited();
+	main_exited(dp);
 }
 
 void
