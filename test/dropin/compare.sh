@@ -57,8 +57,11 @@ report() {
 }
 
 run native "$prog"
-run ule2 "$ult_run" --ncpu 2 -- "$prog"
-run bsd4 "$ult_run" --ncpu 4 --policy 4bsd -- "$prog"
+# --stats: its closing line shows the drop-in was loaded and ran the
+# program on the runtime asked for (a run that silently fell back to
+# glibc's threads would print the same transcript).
+run ule2 "$ult_run" --ncpu 2 --stats -- "$prog"
+run bsd4 "$ult_run" --ncpu 4 --policy 4bsd --stats -- "$prog"
 
 status=0
 report native "native" || status=1
@@ -66,6 +69,14 @@ for r in "ule2:ult-run --ncpu 2" "bsd4:ult-run --ncpu 4 --policy 4bsd"; do
 	name=${r%%:*}
 	label=${r#*:}
 	report "$name" "$label" || status=1
+	case $name in
+	ule2) want="ult-run: ULE, 2 workers" ;;
+	*) want="ult-run: 4BSD, 4 workers" ;;
+	esac
+	if ! grep -q "^$want" "$tmp/$name.err"; then
+		echo "$label: no '$want' line on stderr: the drop-in did not run"
+		status=1
+	fi
 	if [ ! -s "$tmp/$name.out" ]; then
 		echo "$label: no stdout at all"
 		status=1
