@@ -473,7 +473,8 @@ ult_poll(struct pollfd *fds, nfds_t nfds, int timeout)
 		return (r);
 	deadline = timeout < 0 ? 0 : ult__now() + (uint64_t)timeout * 1000000u;
 	if (nfds == 0) {
-		ult_sleep_until(deadline ? deadline : UINT64_MAX);
+		if (ult_sleep_until(deadline ? deadline : UINT64_MAX) == EINTR)
+			goto interrupted;
 		return (0);
 	}
 	/* One descriptor waits through the poller; poll(2) then says what
@@ -484,6 +485,8 @@ ult_poll(struct pollfd *fds, nfds_t nfds, int timeout)
 		err = ult__io_wait(fds[0].fd, fds[0].events, deadline, NULL);
 		if (err == ETIMEDOUT)
 			return (0);
+		if (err == EINTR)
+			goto interrupted;
 		if (err == 0 || err == EBADF) {
 			if ((r = poll(fds, 1, 0)) != 0 || err == EBADF)
 				return (r);
@@ -500,4 +503,9 @@ ult_poll(struct pollfd *fds, nfds_t nfds, int timeout)
 		return (-1);
 	}
 	return ((int)(intptr_t)ret);
+interrupted:
+	/* Only the pthread drop-in interrupts a wait (EINTR, as a signal
+	 * would); it calls again. */
+	ult__set_errno(EINTR);
+	return (-1);
 }
