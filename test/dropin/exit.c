@@ -1,0 +1,53 @@
+/*
+ * How a program ends under ult-run, as natively: main's return value and
+ * exit() from another thread are the exit status, atexit handlers run,
+ * and stdio buffers are flushed.  exit.sh runs it both ways.
+ *   exit return N | exit thread N | exit atexit
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int status;
+
+static void *
+exiter(void *arg)
+{
+	(void)arg;
+	/* Left in stdout's buffer: exit must flush it. */
+	printf("thread exits with %d", status);
+	exit(status);
+}
+
+static void
+handler(void)
+{
+	printf("atexit handler ran\n");
+}
+
+int
+main(int argc, char **argv)
+{
+	pthread_t t;
+
+	if (argc < 2)
+		return (2);
+	status = argc > 2 ? atoi(argv[2]) : 0;
+	if (strcmp(argv[1], "return") == 0) {
+		printf("main returns %d", status);
+		return (status);
+	}
+	if (strcmp(argv[1], "thread") == 0) {
+		pthread_create(&t, NULL, exiter, NULL);
+		for (;;)
+			pause();
+	}
+	if (strcmp(argv[1], "atexit") == 0) {
+		atexit(handler);
+		printf("main returns 0\n");
+		return (0);
+	}
+	return (2);
+}

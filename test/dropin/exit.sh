@@ -1,0 +1,64 @@
+#!/bin/sh
+# How programs end under ult-run (exit.c), and what ult-run refuses.
+#   sh exit.sh ULT_RUN EXIT_PROGRAM
+set -u
+ult_run=$1 prog=$2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/dropin-exit.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+status=0
+
+# same <args>: status and stdout under ult-run are the native ones.
+same() {
+	timeout 60 "$prog" "$@" >"$tmp/n.out" 2>&1
+	n=$?
+	timeout 60 "$ult_run" -- "$prog" "$@" >"$tmp/u.out" 2>&1
+	u=$?
+	if [ $n != $u ] || ! cmp -s "$tmp/n.out" "$tmp/u.out"; then
+		echo "FAIL $*: native status $n '$(cat "$tmp/n.out")'," \
+		    "ult-run status $u '$(cat "$tmp/u.out")'"
+		status=1
+	else
+		echo "ok $*: status $u, '$(cat "$tmp/u.out")'"
+	fi
+}
+
+# refused <what> <command...>: status 127 and a reason naming it.
+refused() {
+	what=$1
+	shift
+	"$@" >"$tmp/r.out" 2>&1
+	r=$?
+	if [ $r != 127 ] || ! grep -q "^ult-run: .*$what" "$tmp/r.out"; then
+		echo "FAIL refused $what: status $r, '$(cat "$tmp/r.out")'"
+		status=1
+	else
+		echo "ok refused ($what): $(cat "$tmp/r.out")"
+	fi
+}
+
+same return 0
+same return 3
+same return 255
+same thread 7
+same atexit
+
+refused "No such file" "$ult_run" -- "$tmp/nonexistent"
+printf 'not a program' >"$tmp/text"
+chmod +x "$tmp/text"
+refused "not an ELF" "$ult_run" -- "$tmp/text"
+refused "unknown policy" "$ult_run" --policy cfs -- "$prog" return 0
+refused "1..256" "$ult_run" --ncpu 0 -- "$prog" return 0
+cp "$prog" "$tmp/suid"
+if chmod u+s "$tmp/suid" 2>/dev/null && [ -u "$tmp/suid" ]; then
+	refused "set-user-ID" "$ult_run" -- "$tmp/suid" return 0
+fi
+# A static executable, where the compiler can make one.
+cc=${CC:-cc}
+printf 'int main(void) { return 0; }\n' >"$tmp/s.c"
+if "$cc" -static -o "$tmp/static" "$tmp/s.c" 2>/dev/null; then
+	refused "statically linked" "$ult_run" -- "$tmp/static"
+else
+	echo "static case skipped: no static libc here"
+fi
+[ $status = 0 ] && echo "all exit and refusal cases as expected"
+exit $status
