@@ -141,22 +141,27 @@ struct ult__worker {
 	int clk_valid;
 	uint64_t last_switch_ns;
 	/* (a) cross-thread words */
-	atomic_uint park;   /* parker (worker.c): parked by k, unparked by
-			       anyone adding work */
-	atomic_int ipi;	    /* IPI_PREEMPT pending: set by others, cleared
-			       by k */
-	atomic_int busy;    /* running a uthread: written by k, read by the
-			       clock, which ticks it */
-	atomic_int ready;   /* the worker has started (ult_init waits) */
-	atomic_int tid;	    /* kernel thread id, for the preemption signal */
-	atomic_int kicked;  /* a preemption signal is in flight: set by the
-			       kicker, cleared by k's handler */
-	atomic_int owed;    /* a preemption was deferred: set by k, retried
-			       and cleared by the clock */
-	atomic_int state;   /* MACH_CPU_*: written by k, read by the policy
-			       (mach_cpu_state) */
-	atomic_int blocked; /* blocked in the kernel: set by the clock
-			       thread (handoff.c), cleared by it or k */
+	atomic_uint park; /* parker (worker.c): parked by k, unparked by
+			     anyone adding work */
+	atomic_int ipi;	  /* IPI_PREEMPT pending: set by others, cleared
+			     by k */
+	/* Parked in the poller (io.h's ult__io_park_*) instead of on its
+	 * futex: written by k before it parks, read by unparkers. */
+	atomic_int park_io;
+	int park_ep, park_efd; /* (k) its own epoll set: the poller's, and
+				  an eventfd that unparks it; -1: none */
+	atomic_int busy;       /* running a uthread: written by k, read by the
+				  clock, which ticks it */
+	atomic_int ready;      /* the worker has started (ult_init waits) */
+	atomic_int tid;	       /* kernel thread id, for the preemption signal */
+	atomic_int kicked;     /* a preemption signal is in flight: set by the
+				  kicker, cleared by k's handler */
+	atomic_int owed;       /* a preemption was deferred: set by k, retried
+				  and cleared by the clock */
+	atomic_int state;      /* MACH_CPU_*: written by k, read by the policy
+				  (mach_cpu_state) */
+	atomic_int blocked;    /* blocked in the kernel: set by the clock
+				  thread (handoff.c), cleared by it or k */
 	atomic_uint_fast64_t nhandoffs; /* written by the clock thread */
 	/* (k, a) statistics, read by ult_cpu_info */
 	atomic_uint_fast64_t npreempt, nowed, nparks, nfutex_wakes;

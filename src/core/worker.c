@@ -39,19 +39,35 @@ enum {
 #define SPIN_BUSY_NS 50000u
 #define POLL_NS 4000u
 
+/*
+ * While uthreads wait on descriptors, one parked worker sleeps in the
+ * poller rather than on its futex (io.h): park_io is set before the
+ * parked state is published, so an unparker that sees PARK_PARKED knows
+ * which of the two to wake.  A poller park ends at any event, NOTIFIED
+ * or not; the idle loop then looks for work again.
+ */
 static void
 park(struct ult__worker *w)
 {
 	unsigned expect = PARK_EMPTY;
+	int io = ult__io_park_begin(w);
 
+	if (io)
+		atomic_store(&w->park_io, 1);
 	if (!atomic_compare_exchange_strong(&w->park, &expect, PARK_PARKED)) {
 		ULT_ST(&w->park, PARK_EMPTY); /* was NOTIFIED */
-		return;
+	} else {
+		ULT_ST(&w->nparks, ULT_LD(&w->nparks) + 1);
+		if (io && ULT_LD_ACQ(&w->park) == PARK_PARKED)
+			ult__io_park_wait(w);
+		while (!io && ULT_LD_ACQ(&w->park) == PARK_PARKED)
+			ult__futex_wait(&w->park, PARK_PARKED, 0);
+		ULT_ST(&w->park, PARK_EMPTY);
 	}
-	ULT_ST(&w->nparks, ULT_LD(&w->nparks) + 1);
-	while (ULT_LD_ACQ(&w->park) == PARK_PARKED)
-		ult__futex_wait(&w->park, PARK_PARKED, 0);
-	ULT_ST(&w->park, PARK_EMPTY);
+	if (io) {
+		atomic_store(&w->park_io, 0);
+		ult__io_park_end(w);
+	}
 }
 
 static int
@@ -100,7 +116,11 @@ spin_wait(struct ult__worker *w, uint64_t until)
 void
 ult__worker_unpark(struct ult__worker *w)
 {
-	if (atomic_exchange(&w->park, PARK_NOTIFIED) == PARK_PARKED)
+	if (atomic_exchange(&w->park, PARK_NOTIFIED) != PARK_PARKED)
+		return;
+	if (atomic_load(&w->park_io))
+		ult__io_park_unpark(w);
+	else
 		ult__wake_counted(&w->park);
 }
 
@@ -207,8 +227,10 @@ worker_main(void *arg)
 	ult__san_adopt_current(&w->idle.san, lo, size);
 	ult__san_scratch_create(&w->scratch_san);
 	w->last_switch_ns = ult__fastclock_now();
+	ult__io_worker_init(w);
 	ULT_ST_REL(&w->ready, 1);
 	idle_loop(w);
+	ult__io_worker_fini(w);
 	ult__san_destroy(&w->scratch_san);
 	ult__altstack_uninstall();
 	ult__tls_worker = NULL;

@@ -36,6 +36,29 @@ void ult__io_clock_wait(uint64_t deadline_ns);
 void ult__io_kick(void);
 
 /*
+ * A worker about to park while uthreads wait on descriptors may park in
+ * the poller instead of on its futex (Go's last idle M blocks in netpoll),
+ * so that an event wakes the worker that will run the woken uthread, not
+ * the clock thread, which would then have to wake a worker: one host
+ * wakeup instead of two.  One worker at a time; it waits on a set of its
+ * own holding the poller's set and an eventfd that unparks it.
+ *   init/fini: on the worker's kernel thread (its set; -1 on failure).
+ *   begin: 1 if w becomes the poller's parker.  wait: until an event or
+ *   an unpark; the caller goes back to its idle loop either way.
+ *   unpark: from any thread.  busy: a worker parks in the poller now.
+ */
+struct ult__worker;
+int ult__io_epfd(void);
+void ult__io_worker_init(struct ult__worker *w);
+void ult__io_worker_fini(struct ult__worker *w);
+int ult__io_park_begin(struct ult__worker *w);
+void ult__io_park_wait(struct ult__worker *w);
+void ult__io_park_end(struct ult__worker *w);
+void ult__io_park_unpark(struct ult__worker *w);
+int ult__io_park_busy(void);
+extern atomic_ulong ult__io_nparks_io;
+
+/*
  * A uthread's hold on an fd's poller state: ult__io_ref looks it up (0;
  * EINVAL fd out of range; ENOMEM) and notes its generation, which
  * ult_close bumps.  ult__io_await then registers fd with the poller and

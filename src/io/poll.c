@@ -182,6 +182,12 @@ handle(const struct epoll_event *evs, int n, int *kicked)
 }
 
 int
+ult__io_epfd(void)
+{
+	return (epfd);
+}
+
+int
 ult__io_poll_now(void)
 {
 	struct epoll_event evs[IO_EVENTS];

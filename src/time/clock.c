@@ -99,7 +99,8 @@ clock_main(void *arg)
 			continue;
 		if (target != UINT64_MAX && target <= ult__now())
 			continue;
-		if (!ULT_LD(&ult__io_armed)) {
+		/* A worker parked in the poller sees its events itself. */
+		if (!ULT_LD(&ult__io_armed) || ult__io_park_busy()) {
 			ult__futex_wait(&clk.seq, seq,
 			    target == UINT64_MAX ? 0 : target);
 			continue;
