@@ -37,6 +37,8 @@ struct ult__stack {
 	void *base;   /* start of the mapping slot: guard, then stack */
 	size_t guard; /* bytes of guard at base */
 	size_t size;  /* usable bytes above the guard */
+	int user;     /* the spawner's memory (ult__spawn_on): no guard,
+			 never pooled or unmapped */
 	struct ult__stack *next;
 };
 
@@ -374,6 +376,11 @@ int ult__stacks_init(void);
 void ult__stacks_fini(void);
 struct ult__stack *ult__stack_get(struct ult__worker *w, size_t size);
 void ult__stack_put(struct ult__worker *w, struct ult__stack *s);
+/* ult_spawn on the caller's stack [stack, stack + size) (the pthread
+ * drop-in's pthread_attr_setstack): EINVAL NULL or below ULT_STACK_MIN;
+ * the memory must outlive the thread, as with pthreads. */
+int ult__spawn_on(ult_thread_t **t, const struct ult_attr *a,
+    void *(*fn)(void *), void *arg, void *stack, size_t size);
 void ult__stack_cache_drain(struct ult__worker *w);
 
 /* preempt.c */

@@ -25,6 +25,7 @@
  * own, exact.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -221,6 +222,10 @@ put_global(struct ult__stack *s)
 void
 ult__stack_put(struct ult__worker *w, struct ult__stack *s)
 {
+	if (s->user) {
+		free(s);
+		return;
+	}
 	if (w != NULL && s->size == ult__rt.stack_size) {
 		if (w->nstack_cache >= WORKER_CACHE) {
 			/* Give half back so stacks can flow between workers. */

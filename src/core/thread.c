@@ -343,9 +343,40 @@ spawn_attrs(struct thread *td, const struct ult_attr *a)
 		ult__class_apply(td, a->cls, a->rtprio);
 }
 
+/* The caller's memory as a stack (ult__spawn_on): not pooled, not
+ * unmapped, no guard; only the descriptor is ours. */
+static struct ult__stack *
+user_stack(void *base, size_t size)
+{
+	struct ult__stack *s = malloc(sizeof(*s));
+
+	if (s != NULL)
+		*s = (struct ult__stack){.base = base, .size = size, .user = 1};
+	return (s);
+}
+
+static int spawn(ult_thread_t **t, const struct ult_attr *a,
+    void *(*fn)(void *), void *arg, void *stack, size_t stack_size);
+
 int
 ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
     void *arg)
+{
+	return (spawn(t, a, fn, arg, NULL, 0));
+}
+
+int
+ult__spawn_on(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
+    void *arg, void *stack, size_t size)
+{
+	if (stack == NULL || size < ULT_STACK_MIN)
+		return (EINVAL);
+	return (spawn(t, a, fn, arg, stack, size));
+}
+
+static int
+spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
+    void *arg, void *stack, size_t stack_size)
 {
 	const struct sched_ops *s = ult__rt.sched;
 	/* Nothing below switches before thread_setup: w stays ours. */
@@ -363,7 +394,9 @@ ult_spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 	err = EAGAIN;
 	if (ut->ts_spare == NULL && (ut->ts_spare = ult__ts_alloc()) == NULL)
 		goto fail;
-	if ((ut->stack = ult__stack_get(w, size)) == NULL)
+	ut->stack = stack != NULL ? user_stack(stack, stack_size)
+				  : ult__stack_get(w, size);
+	if (ut->stack == NULL)
 		goto fail;
 	if ((err = ult__tls_get(w, ut, fn, arg)) != 0) {
 		ult__stack_put(w, ut->stack);

@@ -145,7 +145,8 @@ dp_new(void)
 /* Map the attributes onto a uthread's: stack size, detach state, and,
  * with PTHREAD_EXPLICIT_SCHED, policy and priority (else inherited). */
 static int
-attrs(const pthread_attr_t *a, struct ult_attr *ua, struct dp_thread *dp)
+attrs(const pthread_attr_t *a, struct ult_attr *ua, struct dp_thread *dp,
+    void **stack)
 {
 	size_t ss = 0;
 	void *addr = NULL;
@@ -164,17 +165,12 @@ attrs(const pthread_attr_t *a, struct ult_attr *ua, struct dp_thread *dp)
 		return (0);
 	if (pthread_attr_getstacksize(a, &ss) == 0 && ss != 0)
 		ua->stack_size = ss;
-	/* glibc gives back the address less the size; unset, that is
-	 * 0 - size. */
+	/* A stack of the program's own (pthread_attr_setstack): glibc gives
+	 * back its lowest address; unset, that is 0 - size. */
 	if (pthread_attr_getstack(a, &addr, &ss) == 0 &&
 	    (uintptr_t)addr + ss != 0) {
-		static int said;
-
-		if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-			fprintf(stderr,
-			    "ult-run: pthread_attr_setstack: a thread runs on "
-			    "a stack ult allocates, of the size asked for, "
-			    "not on the one given\n");
+		*stack = addr;
+		ua->stack_size = ss;
 	}
 	if (ua->stack_size < ULT_STACK_MIN)
 		ua->stack_size = ULT_STACK_MIN;
@@ -203,12 +199,13 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	struct ult_attr ua;
 	struct dp_thread *dp;
 	ult_thread_t *ut;
+	void *stack = NULL;
 	int err;
 
 	ult__dropin_up();
 	if ((dp = dp_new()) == NULL)
 		return (EAGAIN);
-	if ((err = attrs(a, &ua, dp)) != 0) {
+	if ((err = attrs(a, &ua, dp, &stack)) != 0) {
 		free(dp);
 		return (err);
 	}
@@ -223,7 +220,10 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	/* The handle is out before the thread may run: it may read it
 	 * back with pthread_self and hand it to another thread. */
 	*t = (pthread_t)dp;
-	if ((err = ult_spawn(&ut, &ua, start, dp)) != 0) {
+	err = stack != NULL
+	    ? ult__spawn_on(&ut, &ua, start, dp, stack, ua.stack_size)
+	    : ult_spawn(&ut, &ua, start, dp);
+	if (err != 0) {
 		__atomic_sub_fetch(&nlive, 1, __ATOMIC_RELAXED);
 		free(dp);
 		return (err == ENOMEM ? EAGAIN : err);
