@@ -93,6 +93,7 @@ configure(const struct ult_config *cfg, int nos)
 	ult__rt.max_spinning = ult__rt.ncpu / 2 > 0 ? ult__rt.ncpu / 2 : 1;
 	ULT_ST(&ult__rt.nspinning, 0);
 
+	ult__rt.sigmask0 = ult__os_sigmask_get();
 	ult__rt.stack_size = cfg != NULL ? cfg->stack_size : 0;
 	if (ult__rt.stack_size == 0) {
 		if ((r = env_long("ULT_STACK_SIZE", &v)) < 0 ||

@@ -112,6 +112,8 @@ struct ult_thread {
 	void *tls;	    /* (c) its thread block (tls.h), or NULL; for an
 			       idle thread, its worker's own descriptor */
 	int tls_exiting;    /* (s) its TLS destructors have started */
+	uint64_t sigmask;   /* (s) its signal mask, the kernel's bits: its
+			       worker's while it runs (ult__sigmask_load) */
 	struct ult__worker *tls_w;    /* (s) the worker that last loaded its
 					 block, whose words it holds */
 	struct ult_thread *free_next; /* (z) thread slab free list */
@@ -134,6 +136,7 @@ struct ult__worker {
 	struct ult_thread idle;	      /* (k) the idle thread: this worker's
 					 own stack, running the loop */
 	struct ult_thread *curthread; /* (k) running uthread, or &idle */
+	uint64_t sigmask;	      /* (k) the signal mask in force now */
 	/* (k) hand-off from the switching thread to the one switched to */
 	struct ult_thread *sw_prev;
 	struct mtx *sw_mtx;
@@ -193,7 +196,11 @@ enum {
 };
 
 struct ult__runtime {
-	atomic_int state; /* RT_* */
+	atomic_int state;  /* RT_* */
+	uint64_t sigmask0; /* ult_init's caller's signal mask: the workers'
+			      and, by default, every uthread's */
+	int sigmask_idle;  /* the drop-in's: an idle worker blocks every
+			      signal a fault does not raise */
 	int ncpu;
 	const struct sched_ops *sched;
 	struct ult__worker *workers;
@@ -376,6 +383,55 @@ int ult__stacks_init(void);
 void ult__stacks_fini(void);
 struct ult__stack *ult__stack_get(struct ult__worker *w, size_t size);
 void ult__stack_put(struct ult__worker *w, struct ult__stack *s);
+
+/*
+ * Signal masks per uthread.  A uthread starts with its creator's (a
+ * foreign creator's: ult__rt.sigmask0), and only the pthread drop-in
+ * changes one (ult__sigmask_set, on the caller: how is SIG_BLOCK,
+ * SIG_UNBLOCK or SIG_SETMASK, set may be NULL; the runtime's preemption
+ * signal and glibc's two internal ones are never blocked).  The switch-in
+ * gives the worker the incoming uthread's mask when it differs: one
+ * compare per switch while all masks are equal.  The idle loop keeps
+ * whatever mask it finds, unless sigmask_idle (the drop-in) asks it to
+ * block the program's signals: otherwise the mask of a uthread that has
+ * exited could let a signal in that every live one blocks (a system call
+ * each way between idle and a uthread, then).
+ */
+#define ULT_SIGMASK_IDLE (~ULT_SIGMASK_KEEP & ~(1ull << (SIGURG - 1)))
+void ult__sigmask_set(int how, const uint64_t *set, uint64_t *old);
+static inline uint64_t
+ult__sigmask_of(struct ult__worker *w, struct ult_thread *to)
+{
+	if (to != &w->idle)
+		return (to->sigmask);
+	return (ult__rt.sigmask_idle ? ULT_SIGMASK_IDLE : w->sigmask);
+}
+
+/* In two steps around the move of the thread pointer, so that no signal
+ * either thread blocks runs a handler on the other's block: what the
+ * incoming thread blocks is blocked before (pre), what it does not is
+ * unblocked after. */
+static inline void
+ult__sigmask_pre(struct ult__worker *w, struct ult_thread *to)
+{
+	uint64_t m = ult__sigmask_of(w, to);
+
+	if (__builtin_expect((m & ~w->sigmask) != 0, 0)) {
+		w->sigmask |= m;
+		ult__os_sigmask(w->sigmask);
+	}
+}
+
+static inline void
+ult__sigmask_load(struct ult__worker *w, struct ult_thread *to)
+{
+	uint64_t m = ult__sigmask_of(w, to);
+
+	if (__builtin_expect(m != w->sigmask, 0)) {
+		w->sigmask = m;
+		ult__os_sigmask(m);
+	}
+}
 /* ult_spawn on the caller's stack [stack, stack + size) (the pthread
  * drop-in's pthread_attr_setstack): EINVAL NULL or below ULT_STACK_MIN;
  * the memory must outlive the thread, as with pthreads. */

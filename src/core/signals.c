@@ -165,3 +165,33 @@ ult__altstack_teardown(struct ult__worker *w)
 	munmap(w->altstack, ALTSTACK_SIZE + SCRATCH_SIZE);
 	w->altstack = NULL;
 }
+
+void
+ult__sigmask_set(int how, const uint64_t *set, uint64_t *old)
+{
+	/* Never blocked: preemption's signal, glibc's SIGCANCEL and SIGSETXID
+	 * (32 and 33, which its own pthread_sigmask refuses too), and the two
+	 * the kernel refuses anyway. */
+	const uint64_t keep = 1ull << (SIGURG - 1) | 1ull << 31 | 1ull << 32 |
+	    1ull << (SIGKILL - 1) | 1ull << (SIGSTOP - 1);
+	struct ult_thread *ut = ult__self_ut();
+	struct ult__worker *w = ult__worker_self();
+	uint64_t m;
+
+	if (ut == NULL || w == NULL)
+		return;
+	m = ut->sigmask;
+	if (old != NULL)
+		*old = m;
+	if (set == NULL)
+		return;
+	if (how == SIG_BLOCK)
+		m |= *set;
+	else if (how == SIG_UNBLOCK)
+		m &= ~*set;
+	else
+		m = *set;
+	ut->sigmask = m & ~keep;
+	w->sigmask = ut->sigmask;
+	ult__os_sigmask(ut->sigmask);
+}

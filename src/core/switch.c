@@ -84,6 +84,7 @@ switch_mid(void *arg)
 
 	ult__san_mid_enter(&w->scratch_san);
 	MPASS(ULT_LD(&w->sw_prev->td.td_lock) == &blocked_lock);
+	ult__sigmask_pre(w, w->curthread);
 	if (ult__rt.tls)
 		loaded = ult__tls_mid_early(w);
 	if (!w->sw_dying)
@@ -92,6 +93,7 @@ switch_mid(void *arg)
 		ult__spin_backoff(&spins);
 	if (ult__rt.tls && !loaded)
 		ult__tls_load(w, w->curthread);
+	ult__sigmask_load(w, w->curthread);
 	ult__san_mid_leave(&w->curthread->san);
 }
 

@@ -269,6 +269,8 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 	ut->last_cpu = -1;
 	ut->last_swt = SWT_NONE;
 	ut->id = thread_id(ult__worker_self());
+	ut->sigmask =
+	    ult__self_ut() != NULL ? ult__self_ut()->sigmask : ult__rt.sigmask0;
 	ut->name[0] = '\0';
 	if (a != NULL && a->name != NULL) {
 		strncpy(ut->name, a->name, sizeof(ut->name) - 1);

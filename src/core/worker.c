@@ -151,7 +151,12 @@ idle_loop(struct ult__worker *w)
 	st->oldswitchcnt = -1;
 	st->victim = -1;
 	for (;;) {
-		int r = s->idle_poll(w->id, st);
+		int r;
+
+		/* A worker that has run no uthread since the drop-in asked
+		 * for idle masks has not switched to its idle thread yet. */
+		ult__sigmask_load(w, &w->idle);
+		r = s->idle_poll(w->id, st);
 
 		if (r == SCHED_IDLE_RUN) {
 			if (spinning)
@@ -214,6 +219,7 @@ worker_main(void *arg)
 
 	ult__tls_worker = w;
 	ULT_ST(&w->tid, (int)gettid());
+	w->sigmask = ult__os_sigmask_get();
 	ult__tls_worker_init(w);
 	snprintf(name, sizeof(name), "ult-w%d", w->id);
 	ult__os_set_name(name);

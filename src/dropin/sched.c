@@ -1,7 +1,7 @@
 /*
  * The drop-in's scheduling calls (DESIGN.md section 14): sleeps, yields,
- * priorities, names, affinity, signal masks and pthread_kill, each on the
- * calling or named uthread rather than on the worker that runs it.
+ * priorities, names and affinity, each on the calling or named uthread
+ * rather than on the worker that runs it.
  */
 #include <errno.h>
 #include <signal.h>
@@ -329,108 +329,6 @@ pthread_getaffinity_np(pthread_t t, size_t size, cpu_set_t *set)
 	if (named(t) == NULL)
 		return (ESRCH);
 	return (sched_getaffinity(0, size, set) == 0 ? 0 : errno);
-}
-
-/* Signals. */
-
-static int
-real_kill(pthread_t t, int sig)
-{
-	static void *_Atomic slot;
-
-	return (((int (*)(pthread_t, int))ult__dropin_next("pthread_kill",
-	    &slot))(t, sig));
-}
-
-static pthread_t
-worker_self(void)
-{
-	static void *_Atomic slot;
-
-	return (
-	    ((pthread_t(*)(void))ult__dropin_next("pthread_self", &slot))());
-}
-
-/* Signals queued by pthread_kill for dp, raised on its current worker,
- * where the handler runs on the uthread's own block. */
-void
-ult__dropin_signals(struct dp_thread *dp)
-{
-	uint64_t bits =
-	    __atomic_exchange_n(&dp->sig_pending, 0, __ATOMIC_ACQ_REL);
-
-	for (int sig = 1; bits != 0; sig++, bits >>= 1)
-		if (bits & 1)
-			real_kill(worker_self(), sig);
-}
-
-/*
- * The signal is raised at once on the caller's worker when it is for the
- * caller, or when its action is the default (which acts on the process);
- * for another uthread with a handler, it waits for that uthread's next
- * call into the drop-in (any pthread, sleep or I/O call), and a uthread
- * blocked in one sees it when that call returns.
- */
-int
-pthread_kill(pthread_t t, int sig)
-{
-	struct dp_thread *dp = named(t);
-	struct sigaction sa;
-
-	if (sig < 0 || sig > 64)
-		return (EINVAL);
-	if (dp == NULL)
-		return (real_kill(t, sig));
-	if (sig == 0)
-		return (0);
-	if (dp == ult__dropin_self())
-		return (real_kill(worker_self(), sig));
-	if (sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
-	    sa.sa_handler == SIG_IGN)
-		return (0);
-	if (sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO) &&
-	    sa.sa_handler == SIG_DFL)
-		return (real_kill(worker_self(), sig));
-	__atomic_fetch_or(&dp->sig_pending, 1ull << (sig - 1),
-	    __ATOMIC_RELEASE);
-	ult__dropin_interrupt(dp);
-	return (0);
-}
-
-/*
- * Signal masks stay the workers': a mask set by a uthread holds on the
- * worker it runs on, for whatever runs there, until changed.  The
- * runtime's preemption signal is never blocked.
- */
-static int
-mask(const char *name, void *_Atomic *slot, int how, const sigset_t *set,
-    sigset_t *old)
-{
-	sigset_t s;
-
-	if (set != NULL && ult__dropin_self() != NULL) {
-		s = *set;
-		sigdelset(&s, SIGURG);
-		set = &s;
-	}
-	return (((int (*)(int, const sigset_t *, sigset_t *))ult__dropin_next(
-	    name, slot))(how, set, old));
-}
-
-int
-pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
-{
-	static void *_Atomic slot;
-
-	return (mask("pthread_sigmask", &slot, how, set, old));
-}
-
-int
-sigprocmask(int how, const sigset_t *set, sigset_t *old)
-{
-	static void *_Atomic slot;
-
-	return (mask("sigprocmask", &slot, how, set, old));
 }
 
 /* glibc's pthread_yield (which its header renames sched_yield, but

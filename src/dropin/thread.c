@@ -192,6 +192,18 @@ attrs(const pthread_attr_t *a, struct ult_attr *ua, struct dp_thread *dp,
 	return (0);
 }
 
+/* A child forked (without exec) from a process running on ult has no
+ * runtime (DESIGN.md section 10a): it cannot start threads. */
+static void
+forked_child(void)
+{
+	static int said;
+
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "ult-run: pthread_create in a child forked from "
+				"a threaded process: not supported, EAGAIN\n");
+}
+
 int
 pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
     void *arg)
@@ -226,7 +238,9 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	if (err != 0) {
 		__atomic_sub_fetch(&nlive, 1, __ATOMIC_RELAXED);
 		free(dp);
-		return (err == ENOMEM ? EAGAIN : err);
+		if (err == ENXIO)
+			forked_child();
+		return (err == ENOMEM || err == ENXIO ? EAGAIN : err);
 	}
 	if (!ua.detached)
 		__atomic_store_n(&dp->ut, ut, __ATOMIC_RELEASE);
@@ -542,6 +556,8 @@ ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
 	if (dp == NULL)
 		ult__dropin_fatal("main", "out of memory");
 	margs = (struct main_args){main, argc, argv, envp};
+	/* Signal masks are per uthread from here on (ult__sigmask_load). */
+	ult__rt.sigmask_idle = 1;
 	dp->fn = call_main;
 	dp->is_main = 1;
 	ult_attr_init(&ua);
@@ -554,7 +570,9 @@ ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
 		    strerror(err));
 	__atomic_add_fetch(&nthreads, 1, __ATOMIC_RELAXED);
 	/* The process ends in the main uthread (exit); this kernel thread
-	 * only waits, in case the runtime ever stops without it. */
+	 * only waits, in case the runtime ever stops without it, and takes
+	 * none of the program's signals: they are for its threads. */
+	ult__os_block_async_signals();
 	ult_join(ut, &ret);
 	exit(0);
 }

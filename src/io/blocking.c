@@ -65,6 +65,7 @@ helper_main(void *arg)
 {
 	(void)arg;
 	ult__os_set_name("ult-blocking");
+	ult__os_block_async_signals();
 	pthread_mutex_lock(&pool.lock);
 	for (;;) {
 		struct job *j = pool.head;

@@ -67,6 +67,8 @@ clock_main(void *arg)
 
 	(void)arg;
 	ult__os_set_name("ult-clock");
+	/* The program's signals go to its own threads, not to this one. */
+	ult__os_block_async_signals();
 	/* Timer slack would add ~50 us to every deadline. */
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	for (;;) {

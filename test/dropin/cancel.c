@@ -57,6 +57,22 @@ mark_cleanup(void *arg)
 	((struct looper *)arg)->cleanup_ran++;
 }
 
+/* In a frame of its own: the cleanup handler's setjmp must not meet the
+ * loop's variables (-Wclobbered). */
+static void
+cond_timedwait_once(struct looper *l)
+{
+	struct timespec ts;
+
+	pthread_mutex_lock(&cm);
+	/* The cancel comes with the mutex held again. */
+	pthread_cleanup_push(unlock_cm, l);
+	ts = conf_deadline(CLOCK_REALTIME, 1);
+	pthread_cond_timedwait(&cc, &cm, &ts);
+	pthread_cleanup_pop(0);
+	pthread_mutex_unlock(&cm);
+}
+
 /* Spins on one kind of cancellation point; returns only if never
  * cancelled (it would take minutes). */
 static void
@@ -82,13 +98,7 @@ loop(struct looper *l)
 			clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
 			break;
 		case L_COND_TIMEDWAIT:
-			pthread_mutex_lock(&cm);
-			/* The cancel comes with the mutex held again. */
-			pthread_cleanup_push(unlock_cm, l);
-			ts = conf_deadline(CLOCK_REALTIME, 1);
-			pthread_cond_timedwait(&cc, &cm, &ts);
-			pthread_cleanup_pop(0);
-			pthread_mutex_unlock(&cm);
+			cond_timedwait_once(l);
 			break;
 		case L_SEM_TIMEDWAIT:
 			ts = conf_deadline(CLOCK_REALTIME, 1);

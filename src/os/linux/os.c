@@ -7,6 +7,7 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -268,4 +269,27 @@ ult__mtx_lock_slow(struct mtx *m)
 			ult__spin_backoff(&spins);
 	} while (atomic_exchange_explicit(&m->mtx_locked, 1,
 		     memory_order_acquire) != 0);
+}
+
+/* The raw call: glibc's sigprocmask would refuse none of these bits, but
+ * its wrapper is what the drop-in interposes. */
+void
+ult__os_sigmask(uint64_t mask)
+{
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, sizeof(mask));
+}
+
+uint64_t
+ult__os_sigmask_get(void)
+{
+	uint64_t mask = 0;
+
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, NULL, &mask, sizeof(mask));
+	return (mask);
+}
+
+void
+ult__os_block_async_signals(void)
+{
+	ult__os_sigmask(~ULT_SIGMASK_KEEP);
 }

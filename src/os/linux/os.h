@@ -48,6 +48,21 @@ void *ult__os_map(size_t len, int extra);
 /* pthread_create with default attributes; 0 or an errno (EAGAIN under
  * fault injection). */
 int ult__os_thread(pthread_t *t, void *(*fn)(void *), void *arg);
+/* The calling kernel thread's signal mask, the kernel's 64 bits: set,
+ * read; block every signal a fault does not raise (runtime threads that
+ * must not take the program's signals). */
+void ult__os_sigmask(uint64_t mask);
+/* What ult__os_block_async_signals leaves open: the signals a fault
+ * raises, and glibc's SIGCANCEL and SIGSETXID (32, 33), which its
+ * set*id calls send to every thread and wait for (blocked, they would
+ * wait forever). */
+#define ULT_SIGMASK_KEEP                                                       \
+	(1ull << (SIGSEGV - 1) | 1ull << (SIGBUS - 1) | 1ull << (SIGFPE - 1) | \
+	    1ull << (SIGILL - 1) | 1ull << (SIGTRAP - 1) |                     \
+	    1ull << (SIGSYS - 1) | 1ull << (SIGABRT - 1) | 1ull << 31 |        \
+	    1ull << 32)
+uint64_t ult__os_sigmask_get(void);
+void ult__os_block_async_signals(void);
 
 /* The OS CPUs this process may run on, in order; returns how many. */
 int ult__os_cpus(int *cpus, int max);

@@ -1,0 +1,136 @@
+/*
+ * Signal masks are per thread: a new thread starts with its creator's
+ * mask; a signal sent to the process runs its handler only in a thread
+ * that does not block it, never in one that does (main blocks it here,
+ * one thread unblocks it); sigwait takes a signal every thread blocks;
+ * pthread_kill reaches the thread named; bad arguments give EINVAL.
+ */
+#include <signal.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include "conf.h"
+
+static _Thread_local int accepting;
+static atomic_int in_acceptor, elsewhere, stop;
+static atomic_int inherited_blocked = -1;
+
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+	if (accepting)
+		atomic_fetch_add(&in_acceptor, 1);
+	else
+		atomic_fetch_add(&elsewhere, 1);
+}
+
+static void *
+acceptor(void *arg)
+{
+	sigset_t s, cur;
+
+	(void)arg;
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	atomic_store(&inherited_blocked, sigismember(&cur, SIGUSR1));
+	accepting = 1;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+	while (!atomic_load(&stop)) {
+		usleep(200);
+		sched_yield();
+	}
+	return (NULL);
+}
+
+static void *
+bystander(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		usleep(300);
+		sched_yield();
+	}
+	return (NULL);
+}
+
+static void *
+waiter(void *arg)
+{
+	sigset_t *s = arg;
+	int sig = 0;
+
+	if (sigwait(s, &sig) != 0)
+		return (NULL);
+	return ((void *)(intptr_t)sig);
+}
+
+/* Until the count moves (or 10 s): signals are not queued, so one at a
+ * time. */
+static int
+await_count(atomic_int *c, int want)
+{
+	for (int i = 0; i < 10000 && atomic_load(c) < want; i++)
+		conf_msleep(1);
+	return (atomic_load(c));
+}
+
+int
+main(void)
+{
+	sigset_t s, cur;
+	pthread_t a, b[4], w;
+	void *ret = NULL;
+	int n;
+
+	conf_begin("sigmask");
+	signal(SIGUSR1, on_usr1);
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	sigaddset(&s, SIGUSR2);
+	conf_err("main blocks USR1 and USR2",
+	    pthread_sigmask(SIG_BLOCK, &s, NULL), 0);
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	conf_ok("main's mask has USR1", sigismember(&cur, SIGUSR1) == 1);
+	conf_create(&a, NULL, acceptor, NULL);
+	for (int i = 0; i < 4; i++)
+		conf_create(&b[i], NULL, bystander, NULL);
+	while (atomic_load(&inherited_blocked) < 0)
+		conf_msleep(1);
+	conf_long("the new thread inherited USR1 blocked",
+	    atomic_load(&inherited_blocked), 1);
+	conf_msleep(20);
+	n = 0;
+	for (int i = 1; i <= 20; i++) {
+		kill(getpid(), SIGUSR1);
+		n = await_count(&in_acceptor, i);
+	}
+	conf_long("process signals handled by the thread that accepts them", n,
+	    20);
+	for (int i = 1; i <= 10; i++) {
+		pthread_kill(a, SIGUSR1);
+		n = await_count(&in_acceptor, 20 + i);
+	}
+	conf_long("pthread_kill'ed signals handled by it", n, 30);
+	conf_long("handled in a thread that blocks USR1",
+	    atomic_load(&elsewhere), 0);
+	atomic_store(&stop, 1);
+	conf_join(a);
+	for (int i = 0; i < 4; i++)
+		conf_join(b[i]);
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR2);
+	conf_create(&w, NULL, waiter, &s);
+	conf_msleep(20);
+	kill(getpid(), SIGUSR2);
+	conf_err("join the sigwait thread", pthread_join(w, &ret), 0);
+	conf_long("sigwait took USR2", (long)(intptr_t)ret, SIGUSR2);
+
+	conf_err("pthread_sigmask bad how", pthread_sigmask(12345, &s, NULL),
+	    EINVAL);
+	conf_err("sigprocmask bad how",
+	    conf_rc_errno(sigprocmask(12345, &s, NULL)), EINVAL);
+	return (conf_end());
+}
