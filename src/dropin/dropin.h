@@ -57,7 +57,8 @@ struct dp_thread {
 	uint64_t sig_pending; /* (a) pthread_kill'ed signals, 1..64 */
 	unsigned nintr;	      /* (a) interruptions sent: tells an EINTR of
 				 ours from the kernel's */
-	int policy;	      /* what pthread_setschedparam was told */
+	struct dp_thread *next_live, *prev_live; /* signal.c's list */
+	int policy; /* what pthread_setschedparam was told */
 	struct sched_param param;
 	ult_mutex_t done_mx; /* done, for tryjoin and timedjoin */
 	ult_cond_t done_cv;
@@ -77,7 +78,12 @@ void ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
  * 0 or EINVAL; records them in dp for pthread_getschedparam. */
 int ult__dropin_sched_map(int policy, const struct sched_param *sp,
     struct ult_attr *ua, struct dp_thread *dp);
-/* Deliver pthread_kill'ed signals now due (sched.c). */
+/* Signals (signal.c): dp starts (live 1) with signal mask `mask', or
+ * ends (0) with it; and the kernel thread that started main collects
+ * the process's signals for the uthreads, for ever. */
+void ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live);
+void ult__dropin_catch_signals(void) __attribute__((noreturn));
+/* Deliver pthread_kill'ed signals now due (signal.c). */
 void ult__dropin_signals(struct dp_thread *dp);
 
 /* Absolute time on `clock' to an ult deadline (CLOCK_MONOTONIC ns):
@@ -90,6 +96,10 @@ int ult__dropin_after(const struct timespec *rel, uint64_t *deadline);
 /* A cancellation point (thread.c): act on a pending cancel, if enabled,
  * and deliver signals queued by pthread_kill. */
 void ult__dropin_point(void);
+/* After a wait that succeeded (took a token, a wakeup): queued signals
+ * only; a cancel waits for the next point, so that nothing is lost. */
+void ult__dropin_after_wait(void);
+void ult__dropin_idle_masks(void);
 /*
  * Around a wait at a cancellation point: pthread_cancel and pthread_kill
  * end it early (ult__sleepq_interrupt), and the wait returns EINTR; the

@@ -157,10 +157,18 @@ pthread_mutex_clocklock(pthread_mutex_t *pm, clockid_t clock,
 	/* POSIX: no check of the time when the mutex is free. */
 	if ((err = ult_mutex_trylock(&m->m)) == 0)
 		return (0);
-	if (owned(m))
+	if (owned(m) && type(m) != PTHREAD_MUTEX_NORMAL &&
+	    type(m) != PTHREAD_MUTEX_ADAPTIVE_NP)
 		return (relock(m, EDEADLK));
 	if ((err = ult__dropin_deadline(clock, abs, &deadline)) != 0)
 		return (err);
+	/* The owner of a default mutex waits for its deadline, as glibc's
+	 * does, since nobody else will unlock it. */
+	if (owned(m)) {
+		while (ult_sleep_until(deadline) == EINTR)
+			;
+		return (ETIMEDOUT);
+	}
 	return (relock(m, ult_mutex_timedlock(&m->m, deadline)));
 }
 
@@ -237,11 +245,16 @@ wait(struct dp_cond *c, struct dp_mutex *m, uint64_t deadline)
 	ult__dropin_intr_end();
 	m->depth = depth;
 	/* Interrupted: the mutex is held again, as a cancelled waiter's
-	 * cleanup handlers expect; otherwise a spurious wakeup. */
+	 * cleanup handlers expect; otherwise a spurious wakeup.  A waiter
+	 * that was signalled returns, and takes a cancel at its next point:
+	 * the wakeup it consumed is not lost. */
+	if (err == 0) {
+		ult__dropin_after_wait();
+		return (0);
+	}
 	if (err == EINTR)
 		err = 0;
-	if (err == 0 || err == ETIMEDOUT)
-		ult__dropin_point();
+	ult__dropin_point();
 	return (err);
 }
 

@@ -224,7 +224,10 @@ sem_wait(sem_t *s)
 		ult__dropin_intr_begin();
 	}
 	ult__dropin_intr_end();
-	ult__dropin_point();
+	if (err == 0)
+		ult__dropin_after_wait();
+	else
+		ult__dropin_point();
 	return (posix(err));
 }
 
@@ -257,7 +260,10 @@ sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abs)
 		ult__dropin_intr_begin();
 	}
 	ult__dropin_intr_end();
-	ult__dropin_point();
+	if (err == 0)
+		ult__dropin_after_wait();
+	else
+		ult__dropin_point();
 	return (posix(err));
 }
 

@@ -77,6 +77,7 @@ unref(struct dp_thread *dp)
 static void
 finish(struct dp_thread *dp)
 {
+	ult__dropin_sig_live(dp, ult__self_ut()->sigmask, 0);
 	ult_mutex_lock(&dp->done_mx);
 	dp->done = 1;
 	ult_cond_broadcast(&dp->done_cv);
@@ -169,6 +170,10 @@ attrs(const pthread_attr_t *a, struct ult_attr *ua, struct dp_thread *dp,
 	 * back its lowest address; unset, that is 0 - size. */
 	if (pthread_attr_getstack(a, &addr, &ss) == 0 &&
 	    (uintptr_t)addr + ss != 0) {
+		/* pthread_attr_setstackaddr alone gives no size to run
+		 * within. */
+		if (ss < ULT_STACK_MIN)
+			return (EINVAL);
 		*stack = addr;
 		ua->stack_size = ss;
 	}
@@ -200,8 +205,9 @@ forked_child(void)
 	static int said;
 
 	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		fprintf(stderr, "ult-run: pthread_create in a child forked from "
-				"a threaded process: not supported, EAGAIN\n");
+		fprintf(stderr,
+		    "ult-run: pthread_create in a child forked from "
+		    "a threaded process: not supported, EAGAIN\n");
 }
 
 int
@@ -212,6 +218,7 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	struct dp_thread *dp;
 	ult_thread_t *ut;
 	void *stack = NULL;
+	uint64_t mask;
 	int err;
 
 	ult__dropin_up();
@@ -229,6 +236,10 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 		dp->refs = 1;
 	}
 	__atomic_add_fetch(&nlive, 1, __ATOMIC_RELAXED);
+	/* The runtime gives the child the creator's mask. */
+	mask =
+	    ult__self_ut() != NULL ? ult__self_ut()->sigmask : ult__rt.sigmask0;
+	ult__dropin_sig_live(dp, mask, 1);
 	/* The handle is out before the thread may run: it may read it
 	 * back with pthread_self and hand it to another thread. */
 	*t = (pthread_t)dp;
@@ -237,6 +248,7 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	    : ult_spawn(&ut, &ua, start, dp);
 	if (err != 0) {
 		__atomic_sub_fetch(&nlive, 1, __ATOMIC_RELAXED);
+		ult__dropin_sig_live(dp, mask, 0);
 		free(dp);
 		if (err == ENXIO)
 			forked_child();
@@ -446,7 +458,9 @@ ult__dropin_intr_end(void)
 
 	if (ut != NULL) {
 		ULT_ST(&ut->intr, 0);
-		ULT_ST(&ut->intr_pending, 0);
+		/* A full fence before the caller reads cancel_pending and
+		 * sig_pending (see ult__sleepq_interrupt). */
+		atomic_exchange(&ut->intr_pending, 0);
 	}
 }
 
@@ -459,6 +473,24 @@ ult__dropin_interrupt(struct dp_thread *dp)
 	/* Not started yet: it acts at its first cancellation point. */
 	if (ut != NULL && dp != self_dp)
 		ult__sleepq_interrupt(ut);
+}
+
+/* Before ult_init: every worker blocks the program's signals from its
+ * start, whenever it is idle (ult__sigmask_load). */
+void
+ult__dropin_idle_masks(void)
+{
+	ult__rt.sigmask_idle = 1;
+}
+
+void
+ult__dropin_after_wait(void)
+{
+	struct dp_thread *dp = self_dp;
+
+	if (dp != NULL &&
+	    __atomic_load_n(&dp->sig_pending, __ATOMIC_RELAXED) != 0)
+		ult__dropin_signals(dp);
 }
 
 void
@@ -550,14 +582,11 @@ ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
 	struct dp_thread *dp = dp_new();
 	struct ult_attr ua;
 	ult_thread_t *ut;
-	void *ret;
 	int err;
 
 	if (dp == NULL)
 		ult__dropin_fatal("main", "out of memory");
 	margs = (struct main_args){main, argc, argv, envp};
-	/* Signal masks are per uthread from here on (ult__sigmask_load). */
-	ult__rt.sigmask_idle = 1;
 	dp->fn = call_main;
 	dp->is_main = 1;
 	ult_attr_init(&ua);
@@ -565,14 +594,17 @@ ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
 	ua.name = "main";
 	__atomic_store_n(&main_dp, dp, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&nlive, 1, __ATOMIC_RELAXED);
+	/* main starts with this thread's mask now (a constructor may have
+	 * changed it since the runtime started). */
+	ult__rt.sigmask0 = ult__os_sigmask_get();
+	ult__dropin_sig_live(dp, ult__rt.sigmask0, 1);
 	if ((err = ult_spawn(&ut, &ua, start_main, dp)) != 0)
 		ult__dropin_fatal("cannot start main as a uthread",
 		    strerror(err));
 	__atomic_add_fetch(&nthreads, 1, __ATOMIC_RELAXED);
 	/* The process ends in the main uthread (exit); this kernel thread
-	 * only waits, in case the runtime ever stops without it, and takes
-	 * none of the program's signals: they are for its threads. */
+	 * blocks the program's signals and collects those sent to the
+	 * process for the uthreads. */
 	ult__os_block_async_signals();
-	ult_join(ut, &ret);
-	exit(0);
+	ult__dropin_catch_signals();
 }

@@ -288,8 +288,10 @@ ult__sleepq_wait_pri(const void *wchan, struct ult__waiter *w,
 	ULT_ST(&ut->wchan, NULL);
 	if (deadline != 0)
 		ult__timer_cancel(&ut->slp_timer);
+	/* seq_cst: the caller reads what the interrupter published before
+	 * its intr_pending after this clear, not before it. */
 	if (w->result == EINTR)
-		ULT_ST(&ut->intr_pending, 0);
+		atomic_exchange(&ut->intr_pending, 0);
 	return (w->result);
 }
 

@@ -2,9 +2,11 @@
  * How a program ends under ult-run, as natively: main's return value and
  * exit() from another thread are the exit status, atexit handlers run,
  * and stdio buffers are flushed.  exit.sh runs it both ways.
- *   exit return N | exit thread N | exit atexit
+ *   exit return N | exit thread N | exit atexit | exit term
  */
 #include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,17 @@ exiter(void *arg)
 	/* Left in stdout's buffer: exit must flush it. */
 	printf("thread exits with %d", status);
 	exit(status);
+}
+
+static void *
+terminator(void *arg)
+{
+	struct timespec ts = {0, 50000000};
+
+	(void)arg;
+	nanosleep(&ts, NULL);
+	kill(getpid(), SIGTERM);
+	return (NULL);
 }
 
 static void
@@ -43,6 +56,15 @@ main(int argc, char **argv)
 		pthread_create(&t, NULL, exiter, NULL);
 		for (;;)
 			pause();
+	}
+	if (strcmp(argv[1], "term") == 0) {
+		sem_t s;
+
+		/* SIGTERM, default action, while the only thread sleeps. */
+		sem_init(&s, 0, 0);
+		pthread_create(&t, NULL, terminator, NULL);
+		sem_wait(&s);
+		return (0);
 	}
 	if (strcmp(argv[1], "atexit") == 0) {
 		atexit(handler);

@@ -41,6 +41,7 @@ same return 3
 same return 255
 same thread 7
 same atexit
+same term
 
 refused "No such file" "$ult_run" -- "$tmp/nonexistent"
 printf 'not a program' >"$tmp/text"

@@ -5,6 +5,7 @@
  * one thread unblocks it); sigwait takes a signal every thread blocks;
  * pthread_kill reaches the thread named; bad arguments give EINVAL.
  */
+#include <semaphore.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <unistd.h>
@@ -52,6 +53,26 @@ bystander(void *arg)
 		usleep(300);
 		sched_yield();
 	}
+	return (NULL);
+}
+
+static sem_t term_sem;
+
+static void
+on_term(int sig)
+{
+	(void)sig;
+	sem_post(&term_sem);
+}
+
+/* Sends SIGTERM to the process once main sleeps in sem_wait: then no
+ * thread runs that accepts it. */
+static void *
+terminator(void *arg)
+{
+	(void)arg;
+	conf_msleep(50);
+	kill(getpid(), SIGTERM);
 	return (NULL);
 }
 
@@ -127,6 +148,16 @@ main(void)
 	kill(getpid(), SIGUSR2);
 	conf_err("join the sigwait thread", pthread_join(w, &ret), 0);
 	conf_long("sigwait took USR2", (long)(intptr_t)ret, SIGUSR2);
+
+	/* Every thread asleep when the signal comes: it waits, pending, for
+	 * the one that accepts it (main), whose wait it interrupts. */
+	sem_init(&term_sem, 0, 0);
+	signal(SIGTERM, on_term);
+	conf_create(&w, NULL, terminator, NULL);
+	while (sem_wait(&term_sem) != 0 && errno == EINTR)
+		;
+	conf_ok("SIGTERM to a process whose threads all sleep: handled", 1);
+	conf_join(w);
 
 	conf_err("pthread_sigmask bad how", pthread_sigmask(12345, &s, NULL),
 	    EINVAL);
