@@ -33,33 +33,18 @@ pthread_rwlock_destroy(pthread_rwlock_t *rw)
 	return (ult_rwlock_destroy(RW(rw)));
 }
 
-int
-pthread_rwlock_rdlock(pthread_rwlock_t *rw)
-{
-	ult__dropin_up();
-	return (ult_rwlock_rdlock(RW(rw)));
-}
-
-int
-pthread_rwlock_wrlock(pthread_rwlock_t *rw)
-{
-	ult__dropin_up();
-	return (ult_rwlock_wrlock(RW(rw)));
-}
-
-int
-pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
-{
-	ult__dropin_up();
-	return (ult_rwlock_tryrdlock(RW(rw)));
-}
-
-int
-pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
-{
-	ult__dropin_up();
-	return (ult_rwlock_trywrlock(RW(rw)));
-}
+/* The four lock calls, each the same forward. */
+#define RW_LOCK(op)                                   \
+	int pthread_rwlock_##op(pthread_rwlock_t *rw) \
+	{                                             \
+		ult__dropin_up();                     \
+		return (ult_rwlock_##op(RW(rw)));     \
+	}
+RW_LOCK(rdlock)
+RW_LOCK(wrlock)
+RW_LOCK(tryrdlock)
+RW_LOCK(trywrlock)
+#undef RW_LOCK
 
 int
 pthread_rwlock_unlock(pthread_rwlock_t *rw)
