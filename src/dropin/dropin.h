@@ -108,6 +108,9 @@ void ult__dropin_idle_masks(void);
  */
 void ult__dropin_intr_begin(void);
 void ult__dropin_intr_end(void);
+/* wait(obj, deadline) so, again after each interruption: 0 or its error. */
+int ult__dropin_wait_until(int (*wait)(void *, uint64_t), void *obj,
+    uint64_t deadline);
 /* Wake dp if it waits at a cancellation point. */
 void ult__dropin_interrupt(struct dp_thread *dp);
 
@@ -120,5 +123,10 @@ int ult__rt_poll(struct pollfd *p, nfds_t n, int ms);
 int ult__rt_clock_nanosleep(clockid_t c, int fl, const struct timespec *r,
     struct timespec *rem);
 int ult__rt_sched_yield(void);
+pthread_t ult__rt_pthread_self(void);
+int ult__rt_pthread_join(pthread_t t, void **ret);
+int ult__rt_pthread_getattr_np(pthread_t t, pthread_attr_t *a);
+/* dp's uthread, once its creator or itself has stored it (thread.c). */
+ult_thread_t *ult__dropin_ut(struct dp_thread *dp);
 
 #endif

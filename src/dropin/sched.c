@@ -25,18 +25,19 @@ sched_yield(void)
 }
 
 static int
+sleep_fn(void *unused, uint64_t deadline)
+{
+	(void)unused;
+	return (ult_sleep_until(deadline));
+}
+
+static int
 sleep_until(uint64_t deadline)
 {
 	int err;
 
 	ult__dropin_point();
-	ult__dropin_intr_begin();
-	while ((err = ult_sleep_until(deadline)) == EINTR) {
-		ult__dropin_intr_end();
-		ult__dropin_point();
-		ult__dropin_intr_begin();
-	}
-	ult__dropin_intr_end();
+	err = ult__dropin_wait_until(sleep_fn, NULL, deadline);
 	ult__dropin_point();
 	return (err);
 }
@@ -143,16 +144,6 @@ named(pthread_t t)
 	return (ult__dropin_of(t));
 }
 
-static ult_thread_t *
-ut(struct dp_thread *dp)
-{
-	ult_thread_t *u;
-
-	while ((u = __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE)) == NULL)
-		ult_yield();
-	return (u);
-}
-
 int
 pthread_setschedparam(pthread_t t, int policy, const struct sched_param *sp)
 {
@@ -165,7 +156,7 @@ pthread_setschedparam(pthread_t t, int policy, const struct sched_param *sp)
 	ult_attr_init(&ua);
 	if ((err = ult__dropin_sched_map(policy, sp, &ua, dp)) != 0)
 		return (err);
-	err = ult_setclass(ut(dp), ua.cls, ua.rtprio);
+	err = ult_setclass(ult__dropin_ut(dp), ua.cls, ua.rtprio);
 	return (err == EINVAL ? EINVAL : err != 0 ? ESRCH : 0);
 }
 
@@ -275,19 +266,16 @@ pthread_getname_np(pthread_t t, char *buf, size_t len)
 int
 pthread_getattr_np(pthread_t t, pthread_attr_t *a)
 {
-	static void *_Atomic slot;
 	struct dp_thread *dp = named(t);
-	int (*real)(pthread_t, pthread_attr_t *) = (int (*)(pthread_t,
-	    pthread_attr_t *))ult__dropin_next("pthread_getattr_np", &slot);
 	int err;
 
 	if (dp == NULL)
-		return (real(t, a));
-	ut(dp);
+		return (ult__rt_pthread_getattr_np(t, a));
+	ult__dropin_ut(dp);
 	while (__atomic_load_n(&dp->desc, __ATOMIC_ACQUIRE) == NULL)
 		ult_yield();
 	/* The block's descriptor has the uthread's stack bounds. */
-	if ((err = real((pthread_t)dp->desc, a)) != 0)
+	if ((err = ult__rt_pthread_getattr_np((pthread_t)dp->desc, a)) != 0)
 		return (err);
 	pthread_attr_setdetachstate(a,
 	    dp->detached ? PTHREAD_CREATE_DETACHED : PTHREAD_CREATE_JOINABLE);
@@ -320,7 +308,7 @@ pthread_setaffinity_np(pthread_t t, size_t size, const cpu_set_t *set)
 		for (int i = 0; i < ult_ncpu(); i++)
 			if (CPU_ISSET_S((size_t)i, size, set))
 				cpu = i;
-	return (ult_bind(ut(dp), cpu) == 0 ? 0 : EINVAL);
+	return (ult_bind(ult__dropin_ut(dp), cpu) == 0 ? 0 : EINVAL);
 }
 
 int

@@ -24,15 +24,6 @@ real_kill(pthread_t t, int sig)
 	    &slot))(t, sig));
 }
 
-static pthread_t
-worker_self(void)
-{
-	static void *_Atomic slot;
-
-	return (
-	    ((pthread_t(*)(void))ult__dropin_next("pthread_self", &slot))());
-}
-
 /* Signals queued for dp, raised on its current worker, where the handler
  * runs on the uthread's own block; those it blocks stay queued until it
  * unblocks them (its pthread_sigmask calls this again). */
@@ -47,7 +38,7 @@ ult__dropin_signals(struct dp_thread *dp)
 
 	for (int sig = 1; bits != 0; sig++, bits >>= 1)
 		if (bits & 1)
-			real_kill(worker_self(), sig);
+			real_kill(ult__rt_pthread_self(), sig);
 }
 
 /*

@@ -193,27 +193,35 @@ sem_destroy(sem_t *s)
 	return (posix(ult_sem_destroy(&DS(s)->s)));
 }
 
-int
-sem_wait(sem_t *s)
+static int
+sem_fn(void *s, uint64_t deadline)
 {
-	int err;
+	return (deadline == UINT64_MAX ? ult_sem_wait(s)
+				       : ult_sem_timedwait(s, deadline));
+}
 
-	ult__dropin_up();
-	if (!ours(s))
-		GLIBC_SEM(sem_wait, s);
-	ult__dropin_point();
-	ult__dropin_intr_begin();
-	while ((err = ult_sem_wait(&DS(s)->s)) == EINTR) {
-		ult__dropin_intr_end();
-		ult__dropin_point();
-		ult__dropin_intr_begin();
-	}
-	ult__dropin_intr_end();
+/* A wait that took its token acts on no cancel (the token would be
+ * lost): the next cancellation point does. */
+static int
+sem_wait_until(sem_t *s, uint64_t deadline)
+{
+	int err = ult__dropin_wait_until(sem_fn, &DS(s)->s, deadline);
+
 	if (err == 0)
 		ult__dropin_after_wait();
 	else
 		ult__dropin_point();
 	return (posix(err));
+}
+
+int
+sem_wait(sem_t *s)
+{
+	ult__dropin_up();
+	if (!ours(s))
+		GLIBC_SEM(sem_wait, s);
+	ult__dropin_point();
+	return (sem_wait_until(s, UINT64_MAX));
 }
 
 int
@@ -238,18 +246,9 @@ sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abs)
 		return (posix(err));
 	if ((err = ult__dropin_deadline(clock, abs, &deadline)) != 0)
 		return (posix(err));
-	ult__dropin_intr_begin();
-	while ((err = ult_sem_timedwait(&DS(s)->s, deadline)) == EINTR) {
-		ult__dropin_intr_end();
-		ult__dropin_point();
-		ult__dropin_intr_begin();
-	}
-	ult__dropin_intr_end();
-	if (err == 0)
-		ult__dropin_after_wait();
-	else
-		ult__dropin_point();
-	return (posix(err));
+	/* A deadline that far is still a deadline, not none. */
+	return (sem_wait_until(s,
+	    deadline == UINT64_MAX ? deadline - 1 : deadline));
 }
 
 int

@@ -45,18 +45,10 @@ ult__dropin_of(pthread_t t)
 	return (dp != NULL && dp->magic == DP_MAGIC ? dp : NULL);
 }
 
-static void *
-real_self(void)
-{
-	static void *_Atomic slot;
-
-	return (((void *(*)(void))ult__dropin_next("pthread_self", &slot))());
-}
-
 pthread_t
 pthread_self(void)
 {
-	return (self_dp != NULL ? (pthread_t)self_dp : (pthread_t)real_self());
+	return (self_dp != NULL ? (pthread_t)self_dp : ult__rt_pthread_self());
 }
 
 int
@@ -94,7 +86,7 @@ run(struct dp_thread *dp)
 
 	self_dp = dp;
 	__atomic_store_n(&dp->ut, ult_self(), __ATOMIC_RELEASE);
-	dp->desc = real_self();
+	dp->desc = (void *)ult__rt_pthread_self();
 	memset(&ub, 0, sizeof(ub));
 	/* As glibc's pthread_cleanup_push does: without the signal mask a
 	 * jmp_buf needs only the part the unwind buffer has. */
@@ -260,8 +252,8 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	return (0);
 }
 
-static ult_thread_t *
-ut_of(struct dp_thread *dp)
+ult_thread_t *
+ult__dropin_ut(struct dp_thread *dp)
 {
 	ult_thread_t *ut;
 
@@ -312,22 +304,12 @@ join(struct dp_thread *dp, void **ret, uint64_t deadline)
 			*ret = dp->ret;
 		return (0);
 	}
-	if ((err = ult_join(ut_of(dp), &v)) != 0)
+	if ((err = ult_join(ult__dropin_ut(dp), &v)) != 0)
 		return (err == ESRCH ? ESRCH : EINVAL);
 	if (ret != NULL)
 		*ret = v;
 	unref(dp);
 	return (0);
-}
-
-static int
-join_foreign(const char *name, pthread_t t, void **ret)
-{
-	static void *_Atomic slot;
-
-	(void)name;
-	return (((int (*)(pthread_t, void **))ult__dropin_next("pthread_join",
-	    &slot))(t, ret));
 }
 
 int
@@ -337,7 +319,7 @@ pthread_join(pthread_t t, void **ret)
 
 	ult__dropin_point();
 	if (dp == NULL)
-		return (t == 0 ? ESRCH : join_foreign("pthread_join", t, ret));
+		return (t == 0 ? ESRCH : ult__rt_pthread_join(t, ret));
 	return (join(dp, ret, UINT64_MAX));
 }
 
@@ -390,7 +372,7 @@ pthread_detach(pthread_t t)
 		return (EINVAL);
 	if (dp->is_main)
 		return (0);
-	if ((err = ult_detach(ut_of(dp))) != 0)
+	if ((err = ult_detach(ult__dropin_ut(dp))) != 0)
 		return (err);
 	unref(dp);
 	return (0);
@@ -462,6 +444,22 @@ ult__dropin_intr_end(void)
 		 * sig_pending (see ult__sleepq_interrupt). */
 		atomic_exchange(&ut->intr_pending, 0);
 	}
+}
+
+int
+ult__dropin_wait_until(int (*wait)(void *, uint64_t), void *obj,
+    uint64_t deadline)
+{
+	int err;
+
+	ult__dropin_intr_begin();
+	while ((err = wait(obj, deadline)) == EINTR) {
+		ult__dropin_intr_end();
+		ult__dropin_point();
+		ult__dropin_intr_begin();
+	}
+	ult__dropin_intr_end();
+	return (err);
 }
 
 void
