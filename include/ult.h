@@ -120,6 +120,9 @@ typedef struct ult_config ult_config_t;
  * again; ENXIO in a fork child of a running runtime (see the top).  A
  * fork child of a uthread runs on that uthread's TLS; it may allocate,
  * start threads and exec.
+ * Besides the ncpu workers, ult_init starts a spare one, parked, that runs
+ * the queued uthreads only while every worker is blocked in a raw system
+ * call (see ult_cpu); ULT_SPARE=0 starts none, ULT_SPARE=1 is the default.
  * Debug builds also read ULT_FAULT=kind:N[,kind:N] (kinds mmap, malloc,
  * thread), which fails the Nth allocation of that kind the process makes,
  * once, to test what a program does then; release builds ignore it.
@@ -193,7 +196,10 @@ int ult_detach(ult_thread_t *t);
 /* The calling uthread, or NULL outside a uthread.  Any context. */
 ult_thread_t *ult_self(void);
 
-/* Worker index the caller runs on, or -1 outside a uthread. */
+/* Worker index the caller runs on, or -1 outside a uthread.  It is
+ * 0..ult_ncpu()-1, or ult_ncpu() while the spare worker runs the caller:
+ * the runtime starts one extra worker (ULT_SPARE=0: none) that takes the
+ * queued uthreads while every worker is blocked in a raw system call. */
 int ult_cpu(void);
 
 /*

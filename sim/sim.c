@@ -23,6 +23,13 @@ mach_ncpu(void)
 	return (S->ncpu);
 }
 
+/* The simulator has no reserve CPUs. */
+int
+mach_ncpu_active(void)
+{
+	return (S->ncpu);
+}
+
 int
 mach_curcpu(void)
 {

@@ -668,6 +668,95 @@ test_io_raw_read_handoff(void)
 	CHECK_EQ(ult_shutdown(), 0);
 }
 
+/* ---- every worker blocked at once: the spare takes the queue ---- */
+
+#define AB_MAXW 4
+
+static int ab_pipe[AB_MAXW][2];
+static atomic_int ab_blocked, ab_writer_cpu;
+
+/* Bound to its worker: blocks it in the kernel until the writer runs. */
+static void *
+ab_reader(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+	char c;
+
+	atomic_fetch_add(&ab_blocked, 1);
+	CHECK_EQ(read(ab_pipe[i][0], &c, 1), 1);
+	return (NULL);
+}
+
+/* Spawned with every worker in read(): only the spare can run it. */
+static void *
+ab_writer(void *arg)
+{
+	int n = (int)(intptr_t)arg;
+
+	atomic_store(&ab_writer_cpu, ult_cpu());
+	for (int i = 0; i < n; i++)
+		CHECK_EQ(write(ab_pipe[i][1], "x", 1), 1);
+	return (NULL);
+}
+
+static void
+all_blocked_on(int nw)
+{
+	ult_thread_t *r[AB_MAXW], *w;
+	struct ult_attr a;
+	long runs0;
+
+	rt_init(nw, 0);
+	CHECK_EQ(get_long("ult.spare"), 1);
+	runs0 = get_long("ult.spare_runs");
+	atomic_store(&ab_blocked, 0);
+	atomic_store(&ab_writer_cpu, -1);
+	ult_attr_init(&a);
+	for (int i = 0; i < nw; i++) {
+		CHECK_EQ(pipe(ab_pipe[i]), 0);
+		a.cpu = i;
+		CHECK_EQ(ult_spawn(&r[i], &a, ab_reader, (void *)(intptr_t)i),
+		    0);
+	}
+	while (atomic_load(&ab_blocked) < nw)
+		usleep(200);
+	/* The readers are in read() or about to be; the writer cannot run
+	 * on any worker until it returns, and it returns only when the
+	 * writer has run. */
+	CHECK_EQ(ult_spawn(&w, NULL, ab_writer, (void *)(intptr_t)nw), 0);
+	CHECK_EQ(ult_join(w, NULL), 0);
+	CHECK_EQ(atomic_load(&ab_writer_cpu), nw);
+	for (int i = 0; i < nw; i++)
+		CHECK_EQ(ult_join(r[i], NULL), 0);
+	CHECK(get_long("ult.spare_runs") > runs0);
+	for (int i = 0; i < nw; i++) {
+		close(ab_pipe[i][0]);
+		close(ab_pipe[i][1]);
+	}
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+void
+test_io_all_blocked(void)
+{
+	all_blocked_on(1);
+	all_blocked_on(2);
+	all_blocked_on(4);
+}
+
+/* With ULT_SPARE=0 there is no spare, and ult_init says so. */
+void
+test_io_no_spare(void)
+{
+	setenv("ULT_SPARE", "0", 1);
+	rt_init(2, 0);
+	CHECK_EQ(get_long("ult.spare"), 0);
+	CHECK_EQ(ult_shutdown(), 0);
+	setenv("ULT_SPARE", "2", 1);
+	CHECK_EQ(ult_init(NULL), EINVAL);
+	unsetenv("ULT_SPARE");
+}
+
 /* ---- a reader woken by I/O earns ULE's interactive status ---- */
 
 static void *

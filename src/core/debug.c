@@ -88,14 +88,17 @@ ult__debug_dump(int fd)
 		putf(fd, "ult: hang report: the runtime is not running");
 		return;
 	}
-	putf(fd, "ult: hang report: %s, %d workers, %u uthreads alive",
-	    ult__rt.sched->name, ult__rt.ncpu, ULT_LD(&ult__rt.nthreads));
+	putf(fd,
+	    "ult: hang report: %s, %d workers and %d spare, %u uthreads "
+	    "alive",
+	    ult__rt.sched->name, ult__rt.ncpu, ult__rt.nworkers - ult__rt.ncpu,
+	    ULT_LD(&ult__rt.nthreads));
 	if (next == UINT64_MAX)
 		putf(fd, "timers: none pending");
 	else
 		putf(fd, "timers: next in %lld us",
 		    (long long)((int64_t)(next - now) / 1000));
-	for (int i = 0; i < ult__rt.ncpu; i++) {
+	for (int i = 0; i < ult__rt.nworkers; i++) {
 		struct ult__worker *w = &ult__rt.workers[i];
 		struct ult_thread *cur = w->curthread;
 

@@ -11,10 +11,18 @@
  * treats the CPU as unavailable when it places threads (mach_cpu_state says
  * MACH_CPU_BLOCKED), until the worker switches again or runs: it rejoins by
  * itself.  This is the spirit of scheduler activations and of Go's handoff of a
- * P in a syscall, without a spare kernel thread: the other workers take the
- * work.  Cost: nothing on the worker; for the clock, one read of a procfs
- * file per tick for each worker that has run one uthread for the whole
- * interval (a CPU hog looks the same until the kernel says it runs).
+ * P in a syscall: the other workers take the work.  Cost: nothing on the
+ * worker; for the clock, one read of a procfs file per tick for each worker
+ * that has run one uthread for the whole interval (a CPU hog looks the same
+ * until the kernel says it runs).
+ *
+ * When every worker is blocked there is no other worker, so the runtime
+ * keeps one spare (ULT_SPARE=0: none): a worker started with the others as
+ * CPU ult_ncpu(), a reserve CPU to the policy (machine.h), parked and out
+ * of service.  The clock brings it into service when it finds every
+ * worker blocked and hands it their queues; it leaves service, its queue
+ * and its running thread going back to the others, at the first tick that
+ * finds a worker back.  A parked spare costs one kernel thread's memory.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -25,6 +33,7 @@
 #include "runtime.h"
 
 atomic_int ult__handoff_us = 1000;
+static atomic_long spare_runs; /* times the spare came into service */
 
 /* Clock thread only. */
 static struct {
@@ -46,7 +55,7 @@ ult__handoff_init(void)
 {
 	static const char *const name[2] = {"stat", "schedstat"};
 
-	for (int cpu = 0; cpu < ult__rt.ncpu; cpu++) {
+	for (int cpu = 0; cpu < ult__rt.nworkers; cpu++) {
 		for (int k = 0; k < 2; k++) {
 			char path[64];
 			int fd;
@@ -142,6 +151,51 @@ ult__handoff_tick(int cpu)
 	ult__tls_actcpu = -1;
 	ult__rt.sched->evacuate(cpu);
 	ult__tls_actcpu = act;
+}
+
+static int
+all_blocked(void)
+{
+	for (int c = 0; c < ult__rt.ncpu; c++)
+		if (!ULT_LD(&ult__rt.workers[c].blocked))
+			return (0);
+	return (1);
+}
+
+/* At the end of each round of stat ticks (clock thread only). */
+void
+ult__handoff_spare(void)
+{
+	struct ult__worker *s = &ult__rt.workers[ult__rt.ncpu];
+	int act = ult__tls_actcpu;
+
+	if (ult__rt.nworkers == ult__rt.ncpu)
+		return;
+	ult__tls_actcpu = -1;
+	if (ULT_LD(&s->offline) && all_blocked()) {
+		/* seq_cst: the policy reads it through mach_cpu_state before
+		 * it moves a thread there (under the queue locks). */
+		atomic_store(&s->offline, 0);
+		atomic_fetch_add(&spare_runs, 1);
+		for (int c = 0; c < ult__rt.ncpu; c++)
+			ult__rt.sched->evacuate(c);
+	} else if (!ULT_LD(&s->offline) && !all_blocked()) {
+		atomic_store(&s->offline, 1);
+		ult__rt.sched->evacuate(ult__rt.ncpu);
+	}
+	ult__tls_actcpu = act;
+}
+
+long
+ult__handoff_spare_runs(void)
+{
+	return (atomic_load(&spare_runs));
+}
+
+long
+ult__handoff_has_spare(void)
+{
+	return (ult__running() && ult__rt.nworkers > ult__rt.ncpu);
 }
 
 void

@@ -120,6 +120,8 @@ static const struct sched_tunable rt_tunables[] = {
     {"ult.tls", NULL, 0, 0, tls_get, NULL},
     {"ult.chaos_migrate", &ult__chaos_migrate, 0, 2, NULL, NULL},
     {"ult.handoff_us", &ult__handoff_us, 0, 1000000, NULL, NULL},
+    {"ult.spare", NULL, 0, 0, ult__handoff_has_spare, NULL},
+    {"ult.spare_runs", NULL, 0, 0, ult__handoff_spare_runs, NULL},
     {"ult.io_boost", &ult__io_boost, 0, 1, NULL, NULL},
     {"ult.blocking_max", &ult__blocking_max, 1, 4096, NULL, NULL},
     {"ult.blocking_idle_ms", &ult__blocking_idle_ms, 1, 3600000, NULL, NULL},

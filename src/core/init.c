@@ -92,6 +92,11 @@ configure(const struct ult_config *cfg, int nos)
 	 * takes more than the busy workers leave. */
 	ult__rt.max_spinning = ult__rt.ncpu / 2 > 0 ? ult__rt.ncpu / 2 : 1;
 	ULT_ST(&ult__rt.nspinning, 0);
+	/* The spare worker (handoff.c): on unless ULT_SPARE=0. */
+	if ((r = env_long("ULT_SPARE", &v)) < 0 || (r == 0 && v != 0 && v != 1))
+		return (EINVAL);
+	ult__rt.nworkers =
+	    ult__rt.ncpu + (ult__rt.ncpu < ULT_MAXCPU && (r != 0 || v == 1));
 
 	ult__rt.sigmask0 = ult__os_sigmask_get();
 	ult__rt.stack_size = cfg != NULL ? cfg->stack_size : 0;
@@ -188,18 +193,22 @@ start(const struct ult_config *cfg)
 	}
 	ult__rt.topo = ult__topo_build(ult__rt.ncpu, desc);
 	free(desc);
-	ult__rt.workers =
-	    ult__zalloc_cl((size_t)ult__rt.ncpu, sizeof(struct ult__worker));
-	if (ult__rt.topo == NULL || ult__rt.workers == NULL) {
+	ult__rt.workers = ult__zalloc_cl((size_t)ult__rt.nworkers,
+	    sizeof(struct ult__worker));
+	if (ult__rt.topo == NULL || ult__rt.workers == NULL ||
+	    (ult__rt.nworkers > ult__rt.ncpu &&
+		ult__topo_add_reserve(ult__rt.topo, ult__rt.ncpu) != 0)) {
 		err = ENOMEM;
 		goto fail;
 	}
-	for (int i = 0; i < ult__rt.ncpu; i++) {
+	for (int i = 0; i < ult__rt.nworkers; i++) {
 		ult__rt.workers[i].id = i;
-		ult__rt.workers[i].oscpu = pinned ? oscpu[i] : -1;
+		ult__rt.workers[i].oscpu =
+		    pinned && i < ult__rt.ncpu ? oscpu[i] : -1;
+		atomic_init(&ult__rt.workers[i].offline, i >= ult__rt.ncpu);
 	}
 	if ((err = ult__stacks_init()) != 0 ||
-	    (err = ult__timers_init(ult__rt.ncpu + 1)) != 0 ||
+	    (err = ult__timers_init(ult__rt.nworkers + 1)) != 0 ||
 	    (err = ult__io_init()) != 0 || (err = ult__signals_init()) != 0 ||
 	    (err = ult__preempt_init()) != 0 ||
 	    (err = ult__rt.sched->init()) != 0)

@@ -19,6 +19,12 @@ __thread int ult__tls_actcpu = -1;
 int
 mach_ncpu(void)
 {
+	return (ult__rt.nworkers);
+}
+
+int
+mach_ncpu_active(void)
+{
 	return (ult__rt.ncpu);
 }
 
@@ -84,7 +90,8 @@ mach_cpu_state(int cpu)
 {
 	struct ult__worker *w = &ult__rt.workers[cpu];
 
-	return (ULT_LD(&w->blocked) ? MACH_CPU_BLOCKED : ULT_LD(&w->state));
+	return (ULT_LD(&w->blocked) | ULT_LD(&w->offline) ? MACH_CPU_BLOCKED
+							  : ULT_LD(&w->state));
 }
 
 int

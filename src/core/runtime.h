@@ -167,6 +167,8 @@ struct ult__worker {
 				  (mach_cpu_state) */
 	atomic_int blocked;    /* blocked in the kernel: set by the clock
 				  thread (handoff.c), cleared by it or k */
+	atomic_int offline;    /* the spare, out of service: written by the
+				  clock thread (handoff.c) */
 	atomic_uint_fast64_t nhandoffs; /* written by the clock thread */
 	/* (k, a) statistics, read by ult_cpu_info */
 	atomic_uint_fast64_t npreempt, nowed, nparks, nfutex_wakes;
@@ -201,7 +203,8 @@ struct ult__runtime {
 			      and, by default, every uthread's */
 	int sigmask_idle;  /* the drop-in's: an idle worker blocks every
 			      signal a fault does not raise */
-	int ncpu;
+	int ncpu;	   /* the program's workers: ult_ncpu() */
+	int nworkers;	   /* ncpu and the spare (handoff.c), if there is one */
 	const struct sched_ops *sched;
 	struct ult__worker *workers;
 	struct cpu_group *topo;
@@ -377,6 +380,10 @@ void ult__handoff_tick(int cpu);
 void ult__handoff_set(struct ult__worker *w, int on);
 void ult__handoff_init(void);
 void ult__handoff_fini(void);
+/* The spare worker in or out of service, after a round of ticks. */
+void ult__handoff_spare(void);
+long ult__handoff_spare_runs(void); /* sysctl ult.spare_runs */
+long ult__handoff_has_spare(void);  /* sysctl ult.spare */
 
 /* stack.c */
 int ult__stacks_init(void);

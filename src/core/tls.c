@@ -151,7 +151,7 @@ ult__tls_fini(void)
 {
 	if (!ult__rt.tls)
 		return;
-	for (int i = 0; ult__rt.workers != NULL && i < ult__rt.ncpu; i++) {
+	for (int i = 0; ult__rt.workers != NULL && i < ult__rt.nworkers; i++) {
 		free_list(ult__rt.workers[i].tls_cache);
 		ult__rt.workers[i].tls_cache = NULL;
 		ult__rt.workers[i].ntls_cache = 0;

@@ -50,7 +50,9 @@ static void
 park(struct ult__worker *w)
 {
 	unsigned expect = PARK_EMPTY;
-	int io = ult__io_park_begin(w);
+	/* The spare out of service is no poller: it would run nothing an
+	 * event wakes. */
+	int io = !ULT_LD(&w->offline) && ult__io_park_begin(w);
 
 	if (io)
 		atomic_store(&w->park_io, 1);
@@ -172,8 +174,11 @@ idle_loop(struct ult__worker *w)
 		if (ULT_LD(&ult__rt.stopping))
 			break;
 		now = ult__now();
+		/* Nor does it spin: a spinner is counted on to take work. */
+		if (ULT_UNLIKELY(ULT_LD(&w->offline)) && until > now)
+			until = now;
 		if (until == 0) {
-			spinning = spin_claim(w);
+			spinning = !ULT_LD(&w->offline) && spin_claim(w);
 			until = now +
 			    (!spinning			   ? 0
 				    : r == SCHED_IDLE_SPIN ? SPIN_BUSY_NS
@@ -221,7 +226,10 @@ worker_main(void *arg)
 	ULT_ST(&w->tid, (int)gettid());
 	w->sigmask = ult__os_sigmask_get();
 	ult__tls_worker_init(w);
-	snprintf(name, sizeof(name), "ult-w%d", w->id);
+	if (w->id < ult__rt.ncpu)
+		snprintf(name, sizeof(name), "ult-w%hu", (unsigned short)w->id);
+	else
+		strcpy(name, "ult-spare");
 	ult__os_set_name(name);
 	if (w->oscpu >= 0)
 		ult__os_pin(w->oscpu);
@@ -248,7 +256,7 @@ ult__workers_start(void)
 {
 	int started = 0, err = 0;
 
-	for (int i = 0; i < ult__rt.ncpu; i++) {
+	for (int i = 0; i < ult__rt.nworkers; i++) {
 		struct ult__worker *w = &ult__rt.workers[i];
 		struct ult_thread *idle = &w->idle;
 
@@ -263,7 +271,7 @@ ult__workers_start(void)
 		w->curthread = idle;
 		ULT_ST(&w->state, MACH_CPU_PARKED);
 	}
-	for (int i = 0; i < ult__rt.ncpu; i++) {
+	for (int i = 0; i < ult__rt.nworkers; i++) {
 		if ((err = ult__altstack_setup(&ult__rt.workers[i])) != 0)
 			break;
 		err = ult__os_thread(&ult__rt.workers[i].pthread, worker_main,
@@ -284,7 +292,7 @@ ult__workers_start(void)
 			ult__worker_unpark(&ult__rt.workers[i]);
 			pthread_join(ult__rt.workers[i].pthread, NULL);
 		}
-		for (int i = 0; i < ult__rt.ncpu; i++)
+		for (int i = 0; i < ult__rt.nworkers; i++)
 			ult__altstack_teardown(&ult__rt.workers[i]);
 		return (err);
 	}
@@ -295,9 +303,9 @@ void
 ult__workers_stop(void)
 {
 	ULT_ST(&ult__rt.stopping, 1);
-	for (int i = 0; i < ult__rt.ncpu; i++)
+	for (int i = 0; i < ult__rt.nworkers; i++)
 		ult__worker_unpark(&ult__rt.workers[i]);
-	for (int i = 0; i < ult__rt.ncpu; i++) {
+	for (int i = 0; i < ult__rt.nworkers; i++) {
 		pthread_join(ult__rt.workers[i].pthread, NULL);
 		ult__stack_cache_drain(&ult__rt.workers[i]);
 		ult__altstack_teardown(&ult__rt.workers[i]);

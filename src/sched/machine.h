@@ -16,6 +16,13 @@
 
 /* Number of CPUs (workers); constant between policy init and fini. */
 int mach_ncpu(void);
+/* ult: CPUs 0..mach_ncpu_active()-1 are the program's; those above are
+ * reserve CPUs, which the host keeps out of service (mach_cpu_state says
+ * MACH_CPU_BLOCKED) until every active CPU is blocked in the kernel.  A
+ * policy places, balances and steals among the active CPUs, adds the
+ * reserve ones that are in service only when some CPU is blocked, and
+ * lets a reserve CPU out of service run only what is queued on it. */
+int mach_ncpu_active(void);
 
 /* The CPU the caller runs on, or -1 when the caller is not a CPU (a
  * foreign thread, the clock thread). */
@@ -55,7 +62,8 @@ enum {
 	MACH_CPU_BLOCKED
 };
 int mach_cpu_state(int cpu);
-/* How many CPUs are MACH_CPU_BLOCKED now (stale as well). */
+/* How many CPUs are blocked in the kernel now (stale as well); reserve
+ * CPUs out of service do not count. */
 int mach_cpus_blocked(void);
 /* How many CPUs are MACH_CPU_SPINNING now (stale as well).  An idle CPU
  * that stops spinning checks its queue again after it stopped counting,

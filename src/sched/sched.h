@@ -160,10 +160,12 @@ struct sched_ops {
 	int (*is_bound)(struct thread *td);
 
 	/* ult: cpu's host thread is blocked in the kernel inside the thread
-	 * it runs (mach_cpu_state says MACH_CPU_BLOCKED): move what is
-	 * queued there and may migrate to CPUs that can run it, and wake
-	 * them.  Called from the clock, no lock held; takes the run-queue
-	 * locks itself.  Returns how many threads moved. */
+	 * it runs, or cpu is a reserve CPU leaving service (mach_cpu_state
+	 * says MACH_CPU_BLOCKED either way): move what is queued there and
+	 * may migrate to CPUs that can run it, and wake them; a reserve
+	 * CPU's running thread leaves at its next switch.  Called from the
+	 * clock, no lock held; takes the run-queue locks itself.  Returns
+	 * how many threads moved. */
 	int (*evacuate)(int cpu);
 
 	/*

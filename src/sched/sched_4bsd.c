@@ -51,6 +51,7 @@ struct thread *_Atomic *bsd_curthr; /* (c) per CPU, (ss) */
 struct thread **bsd_idlethr;	    /* (c) per CPU */
 static atomic_int *cpu_idle;	    /* (c) idle thread about to sleep, (ls) */
 int bsd_ncpu;			    /* (c) */
+int bsd_nactive;		    /* (c) */
 static int next_loadav, next_schedcpu; /* (s) CPU 0's clock */
 
 /* Tunables (kern.sched.*). */
@@ -106,7 +107,7 @@ runq_take(struct thread *td)
 static struct thread *
 runq_best(int cpu)
 {
-	struct thread *td = runq_choose(&runq);
+	struct thread *td = bsd_reserved(cpu) ? NULL : runq_choose(&runq);
 	struct thread *tdc = runq_choose(&runq_pcpu[cpu]);
 
 	if (tdc != NULL && (td == NULL || tdc->td_priority < td->td_priority))
@@ -277,7 +278,7 @@ forward_wakeup(int self)
 		}
 	}
 	for (int c = 0; c < bsd_ncpu; c++) {
-		if (c != self && ULT_LD(&cpu_idle[c])) {
+		if (c != self && ULT_LD(&cpu_idle[c]) && !bsd_reserved(c)) {
 			mach_cpu_idle_wakeup(c);
 			return (c);
 		}
@@ -294,8 +295,10 @@ resched_worst(int pri)
 	for (int c = 0; c < bsd_ncpu; c++) {
 		struct thread *cur = ULT_LD(&bsd_curthr[c]);
 
-		/* ult: a CPU blocked in the host kernel cannot reschedule. */
-		if (blocked && mach_cpu_state(c) == MACH_CPU_BLOCKED)
+		/* ult: a CPU blocked in the host kernel cannot reschedule, and
+		 * a reserve CPU out of service takes nothing. */
+		if ((blocked || c >= bsd_nactive) &&
+		    mach_cpu_state(c) == MACH_CPU_BLOCKED)
 			continue;
 		if (pri_of(cur) > wp) {
 			wp = pri_of(cur);
@@ -337,6 +340,8 @@ add_locked(struct thread *td, int flags)
 	}
 	if (q < 0 && forward_wakeup(self) >= 0)
 		return;
+	if (q < 0 && self >= 0 && bsd_reserved(self))
+		self = -1; /* it would not take the thread */
 	if (self < 0) {
 		resched_worst(td->td_priority);
 		return;
@@ -689,6 +694,10 @@ bsd_evacuate(int cpu)
 	mtx_lock(&bsd_sched_lock);
 	if (ULT_LD(&bsd_runq_global_len) > 0)
 		forward_wakeup(cpu);
+	/* A reserve CPU leaving service: its thread goes back to the
+	 * global queue at its next switch. */
+	if (bsd_reserved(cpu) && !cpu_is_idle(cpu))
+		mach_ast(ULT_LD(&bsd_curthr[cpu]), cpu);
 	mtx_unlock(&bsd_sched_lock);
 	return (0);
 }
@@ -737,6 +746,7 @@ static int
 bsd_init(void)
 {
 	bsd_ncpu = mach_ncpu();
+	bsd_nactive = mach_ncpu_active();
 	runq_init(&runq);
 	runq_pcpu = ult__zalloc_cl((size_t)bsd_ncpu, sizeof(*runq_pcpu));
 	bsd_runq_length =

@@ -96,6 +96,7 @@ extern atomic_int bsd_sched_tdcnt;	   /* (s), atomic for bsd_dump */
 extern struct thread *_Atomic *bsd_curthr; /* (c) array, entries (ss) */
 extern struct thread **bsd_idlethr;	   /* (c) */
 extern int bsd_ncpu;			   /* (c) */
+extern int bsd_nactive; /* (c) ult: CPUs below are not reserve (machine.h) */
 struct runq *bsd_rq_of(int idx);
 
 /*
@@ -115,10 +116,19 @@ cpu_is_idle(int cpu)
 	return (ULT_LD(&bsd_curthr[cpu]) == bsd_idlethr[cpu]);
 }
 
+/* ult: cpu is a reserve CPU out of service (machine.h): it takes
+ * nothing from the global queue and is never woken for it. */
+static inline int
+bsd_reserved(int cpu)
+{
+	return (cpu >= bsd_nactive && mach_cpu_state(cpu) == MACH_CPU_BLOCKED);
+}
+
 static inline int
 runnable_for(int cpu)
 {
-	return (ULT_LD(&bsd_runq_global_len) + ULT_LD(&bsd_runq_length[cpu]));
+	return ((bsd_reserved(cpu) ? 0 : ULT_LD(&bsd_runq_global_len)) +
+	    ULT_LD(&bsd_runq_length[cpu]));
 }
 
 /* sched_4bsd_cpu.c */

@@ -29,7 +29,7 @@ int
 bsd_iew(void)
 {
 	/* INVERSE_ESTCPU_WEIGHT: 8 per CPU on FreeBSD <= 15 SMP kernels. */
-	return (8 * (bsd_ncpu > 1 ? bsd_ncpu : 1));
+	return (8 * (bsd_nactive > 1 ? bsd_nactive : 1));
 }
 
 static int

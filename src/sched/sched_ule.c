@@ -26,6 +26,7 @@
 
 struct tdq *ule_tdq_cpu;
 int ule_ncpu;
+int ule_nactive;
 const struct cpu_group *ule_cpu_top;
 cpuset_t ule_all_cpus;
 
@@ -316,7 +317,8 @@ ule_add(struct thread *td, int flags)
 	/* Recompute the user priority before choosing a CPU and queue. */
 	if (PRI_BASE(td->td_pri_class) == PRI_TIMESHARE)
 		ule_priority(td);
-	if ((flags & SRQ_SYNC) && self >= 0 && TUN(ule_tun.wake_local))
+	if ((flags & SRQ_SYNC) && self >= 0 && TUN(ule_tun.wake_local) &&
+	    !ule_cpu_reserved(self))
 		cpu = pick_sync(td, flags, self);
 	sync = cpu >= 0;
 	if (!sync)
@@ -624,7 +626,7 @@ ule_clock(int cpu, int cnt)
 
 	TDQ_LOCK(tdq);
 	if (cpu == 0 && TUN(ule_tun.rebalance) && balance_ticks != 0 &&
-	    ule_ncpu > 1) {
+	    ule_nactive > 1) {
 		balance_ticks -= cnt;
 		if (balance_ticks <= 0) {
 			int bi = TUN(ule_tun.balance_interval);
@@ -861,8 +863,9 @@ ule_init(void)
 		return (ENOMEM);
 	}
 	ule_ncpu = n;
+	ule_nactive = mach_ncpu_active();
 	ule_cpu_top = mach_cpu_top();
-	CS_FILL_N(&ule_all_cpus, n);
+	CS_FILL_N(&ule_all_cpus, ule_nactive);
 	for (int c = 0; c < n; c++) {
 		struct tdq *tdq = TDQ_CPU(c);
 
@@ -890,6 +893,7 @@ ule_fini(void)
 	ule_tdq_cpu = NULL;
 	sched_randomval = NULL;
 	ule_ncpu = 0;
+	ule_nactive = 0;
 }
 
 const struct sched_ops ult__sched_ule = {

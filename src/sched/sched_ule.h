@@ -202,8 +202,17 @@ extern struct ule_tun ule_tun;
 /* The per-CPU queues, sized at init. */
 extern struct tdq *ule_tdq_cpu;
 extern int ule_ncpu;
+extern int ule_nactive; /* ult: CPUs below are not reserve (machine.h) */
 extern const struct cpu_group *ule_cpu_top;
 extern cpuset_t ule_all_cpus;
+
+/* ult: cpu is a reserve CPU out of service (machine.h): it places,
+ * steals and is handed nothing, and runs only what is queued on it. */
+static inline int
+ule_cpu_reserved(int cpu)
+{
+	return (cpu >= ule_nactive && mach_cpu_state(cpu) == MACH_CPU_BLOCKED);
+}
 
 #define TDQ_CPU(c) (&ule_tdq_cpu[(c)])
 #define TDQ_ID(t) ((t)->tdq_id)

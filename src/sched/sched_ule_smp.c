@@ -200,14 +200,15 @@ parked_for_less(struct tdq *tdq)
  * loaded CPU.  Finally the waker's own CPU wins if it runs something worse
  * and is not much busier, to keep producer and consumer together.
  */
-/* ult: the CPUs whose host thread is not blocked in the kernel (all of
- * them, without building a set, in the usual case). */
+/* ult: the CPUs whose host thread is not blocked in the kernel: the
+ * active ones, without building a set, in the usual case; while some are
+ * blocked, those that are not and the reserve CPUs in service. */
 static const cpuset_t *
 usable_cpus(cpuset_t *set)
 {
 	if (mach_cpus_blocked() == 0)
 		return (&ule_all_cpus);
-	*set = ule_all_cpus;
+	CS_FILL_N(set, ule_ncpu);
 	for (int c = 0; c < ule_ncpu; c++)
 		if (mach_cpu_state(c) == MACH_CPU_BLOCKED)
 			CS_CLR(c, set);
@@ -226,11 +227,11 @@ ule_pickcpu(struct thread *td, int flags, int self, int now)
 
 	if ((flags & SRQ_OURSELF) || !THREAD_CAN_MIGRATE(td))
 		return (ts->ts_cpu);
-	if (ule_ncpu == 1)
+	if (ule_nactive == 1 && mach_cpus_blocked() == 0)
 		return (0);
 	tdq = TDQ_CPU(ts->ts_cpu);
 	cg = tdq->tdq_cg;
-	if (TDQ_LOWPRI(tdq) >= PRI_MIN_IDLE &&
+	if (TDQ_LOWPRI(tdq) >= PRI_MIN_IDLE && !ule_cpu_reserved(ts->ts_cpu) &&
 	    SCHED_AFFINITY(ts, CG_SHARE_L2, now) && !parked_for_less(tdq)) {
 		if (cg->cg_flags & CG_FLAG_THREAD) {
 			for (cpu = cg->cg_first; cpu <= cg->cg_last; cpu++)
@@ -272,7 +273,7 @@ ule_pickcpu(struct thread *td, int flags, int self, int now)
 		cpu = sched_lowest(ule_cpu_top, &ule_all_cpus, -1, INT_MAX,
 		    ts->ts_cpu, r);
 	/* ult: a blocked CPU (the clock acting for it) is no home. */
-	if (self >= 0 && mach_cpus_blocked() > 0 &&
+	if (self >= 0 && (mach_cpus_blocked() > 0 || self >= ule_nactive) &&
 	    mach_cpu_state(self) == MACH_CPU_BLOCKED)
 		self = -1;
 	if (self >= 0) {
@@ -466,15 +467,30 @@ tdq_move(struct tdq *from, struct tdq *to)
 }
 
 /*
- * ult: cpu's host thread blocks in the kernel (see sched.h, evacuate).
- * Hand every queued thread that may migrate to the least loaded usable
- * CPU, one at a time as the balancer moves them, and notify it.
+ * ult: cpu's host thread blocks in the kernel, or cpu is a reserve CPU
+ * leaving service (see sched.h, evacuate).  Hand every queued thread that
+ * may migrate to the least loaded usable CPU, one at a time as the
+ * balancer moves them, and notify it.  A reserve CPU's running thread is
+ * asked to pick another CPU at its next switch, as the balancer asks.
  */
 int
 ule_evacuate(int cpu)
 {
 	struct tdq *from = TDQ_CPU(cpu);
 	int moved = 0;
+
+	if (ule_cpu_reserved(cpu)) {
+		struct thread *td;
+
+		TDQ_LOCK(from);
+		td = ULT_LD(&from->tdq_curthread);
+		if (ULT_LD(&td->td_lock) == TDQ_LOCKPTR(from) &&
+		    !TD_IS_IDLETHREAD(td) && THREAD_CAN_MIGRATE(td)) {
+			td->td_flags |= TDF_PICKCPU;
+			mach_ast(td, cpu);
+		}
+		TDQ_UNLOCK(from);
+	}
 
 	for (int n = TDQ_LOAD(from); n > 0; n--) {
 		cpuset_t avail;
@@ -537,7 +553,7 @@ steal_escalate(const struct cpu_group *cg, int *goup)
 static int
 tdq_rescue(struct tdq *tdq)
 {
-	if (TUN(ule_tun.steal_stranded) == 0)
+	if (TUN(ule_tun.steal_stranded) == 0 || ule_cpu_reserved(TDQ_ID(tdq)))
 		return (0);
 	if (TDQ_LOAD(tdq) > 0)
 		return (1);
@@ -576,7 +592,7 @@ ule_tdq_idled(struct tdq *tdq)
 	int cpu, switchcnt, goup;
 
 	if (TUN(ule_tun.steal_idle) == 0 || ule_ncpu == 1 ||
-	    tdq->tdq_cg == NULL)
+	    tdq->tdq_cg == NULL || ule_cpu_reserved(TDQ_ID(tdq)))
 		return (1);
 	CS_FILL_N(&mask, ule_ncpu);
 	CS_CLR(TDQ_ID(tdq), &mask);
@@ -643,7 +659,7 @@ ule_tdq_take_stale(struct tdq *tdq, struct sched_idle *st)
 	int cpu, moved;
 
 	if (!TUN(ule_tun.wake_local) || !TUN(ule_tun.steal_idle) ||
-	    ule_ncpu == 1)
+	    ule_nactive == 1 || ule_cpu_reserved(TDQ_ID(tdq)))
 		return (1);
 	CS_FILL_N(&mask, ule_ncpu);
 	CS_CLR(TDQ_ID(tdq), &mask);
@@ -688,7 +704,7 @@ ule_wakep(int self)
 {
 	int now, seen;
 
-	if (ule_ncpu == 1 || mach_idle_spinning() > 0)
+	if (ule_nactive == 1 || mach_idle_spinning() > 0)
 		return;
 	now = mach_ticks();
 	seen = ULT_LD(&ule_wakep_tick);
@@ -722,7 +738,8 @@ ule_tdq_trysteal(struct tdq *tdq)
 	int cpu, i, goup;
 
 	if (TUN(ule_tun.steal_idle) == 0 || TUN(ule_tun.trysteal_limit) == 0 ||
-	    ule_ncpu == 1 || tdq->tdq_cg == NULL)
+	    ule_nactive == 1 || tdq->tdq_cg == NULL ||
+	    ule_cpu_reserved(TDQ_ID(tdq)))
 		return;
 	CS_FILL_N(&mask, ule_ncpu);
 	CS_CLR(TDQ_ID(tdq), &mask);
@@ -796,8 +813,9 @@ sched_balance_group(const struct cpu_group *cg)
 			break;
 		CS_CLR(high, &hmask);
 		lmask = hmask;
-		/* ult: never towards a CPU blocked in the host kernel. */
-		if (mach_cpus_blocked() > 0) {
+		/* ult: never towards a CPU blocked in the host kernel or a
+		 * reserve CPU out of service. */
+		{
 			cpuset_t avail;
 
 			CS_AND(&lmask, usable_cpus(&avail));

@@ -9,6 +9,7 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "../util/mem.h"
 #include "topo.h"
@@ -155,6 +156,43 @@ ult__topo_build(int ncpu, const struct topo_cpu *desc)
 		return (NULL);
 	}
 	return (root);
+}
+
+/*
+ * ult: cpu, a reserve CPU (machine.h), shares no cache with the others:
+ * it joins the root, as a leaf of its own when the root has children, so
+ * that the searches over the root find it and no other group changes.
+ */
+int
+ult__topo_add_reserve(struct cpu_group *root, int cpu)
+{
+	if (root->cg_children > 0) {
+		struct cpu_group *ch = realloc(root->cg_child,
+		    sizeof(*ch) * (size_t)(root->cg_children + 1));
+
+		if (ch == NULL)
+			return (-1);
+		root->cg_child = ch;
+		/* The children's own children point at them, not at the
+		 * array: only their parent pointers moved. */
+		for (int i = 0; i < root->cg_children; i++)
+			for (int j = 0; j < ch[i].cg_children; j++)
+				ch[i].cg_child[j].cg_parent = &ch[i];
+		ch = &ch[root->cg_children++];
+		memset(ch, 0, sizeof(*ch));
+		ch->cg_parent = root;
+		CS_SET(cpu, &ch->cg_mask);
+		ch->cg_count = 1;
+		ch->cg_first = ch->cg_last = cpu;
+		ch->cg_level = CG_SHARE_NONE;
+	}
+	CS_SET(cpu, &root->cg_mask);
+	root->cg_count++;
+	if (cpu > root->cg_last)
+		root->cg_last = cpu;
+	if (cpu < root->cg_first)
+		root->cg_first = cpu;
+	return (0);
 }
 
 void

@@ -43,6 +43,8 @@ struct topo_cpu {
 /* Build the tree for ncpu cpus; desc may be NULL (one flat group).
  * Returns NULL only when out of memory. */
 struct cpu_group *ult__topo_build(int ncpu, const struct topo_cpu *desc);
+/* Add cpu to root as a CPU that shares no cache; -1 out of memory. */
+int ult__topo_add_reserve(struct cpu_group *root, int cpu);
 void ult__topo_free(struct cpu_group *root);
 /* The leaf group holding cpu. */
 const struct cpu_group *ult__topo_find(const struct cpu_group *root, int cpu);

@@ -36,7 +36,7 @@ static struct {
 static int
 any_busy(void)
 {
-	for (int i = 0; i < ult__rt.ncpu; i++)
+	for (int i = 0; i < ult__rt.nworkers; i++)
 		if (ULT_LD(&ult__rt.workers[i].busy))
 			return (1);
 	return (0);
@@ -45,19 +45,24 @@ any_busy(void)
 static void
 stat_ticks(int cnt)
 {
-	for (int i = 0; i < ult__rt.ncpu; i++) {
+	for (int i = 0; i < ult__rt.nworkers; i++) {
 		struct ult__worker *w = &ult__rt.workers[i];
 
 		if (i == 0 || ULT_LD(&w->busy)) {
 			ult__tls_actcpu = i;
 			ult__rt.sched->clock(i, cnt);
-			ult__preempt_retry(i);
+			/* The look at the kernel thread first: a signal sent
+			 * now would run its handler on a blocked thread as it
+			 * is sampled.  A blocked worker cannot act on one. */
 			ult__handoff_tick(i);
+			if (!ULT_LD(&w->blocked))
+				ult__preempt_retry(i);
 		} else if (ULT_LD(&w->blocked)) {
 			ult__handoff_set(w, 0); /* idle: blocked no more */
 		}
 	}
 	ult__tls_actcpu = -1;
+	ult__handoff_spare();
 }
 
 static void *

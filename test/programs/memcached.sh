@@ -56,14 +56,16 @@ mc_stop() {
 
 # threads CFG: memcached's kernel threads must be what CFG says: its
 # four named workers natively; under ult-run the runtime's NCPU workers
-# (ult-w*) and none of memcached's own, which are uthreads there.
+# (ult-w*) and its spare (ult-spare), and none of memcached's own, which
+# are uthreads there.
 threads() {
 	cat /proc/"$mpid"/task/*/comm >"$tmp/comm" 2>/dev/null
 	mcw=$(grep -c '^mc-worker' "$tmp/comm")
 	ultw=$(grep -c '^ult-w' "$tmp/comm")
+	spare=$(grep -c '^ult-spare' "$tmp/comm")
 	case $1 in
-	native) [ "$mcw" = 4 ] && [ "$ultw" = 0 ] ;;
-	*) [ "$mcw" = 0 ] && [ "$ultw" = "${1#*-}" ] ;;
+	native) [ "$mcw" = 4 ] && [ "$ultw" = 0 ] && [ "$spare" = 0 ] ;;
+	*) [ "$mcw" = 0 ] && [ "$ultw" = "${1#*-}" ] && [ "$spare" = 1 ] ;;
 	esac || { mc_stop "$1"; fail "$1: memcached's kernel threads:" \
 	    "$(sort "$tmp/comm" | uniq -c | tr -s ' \n' ' ')"; }
 }
