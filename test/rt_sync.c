@@ -357,6 +357,86 @@ test_sem_mixed(void)
 	CHECK_EQ(ult_shutdown(), 0);
 }
 
+/*
+ * Units are conserved while timeouts race with posts that hand a unit to
+ * a sleeper: every post is taken by exactly one wait or left in the
+ * value, whichever side of the race each timed wait ends on.
+ */
+static atomic_long sc_got, sc_posted;
+static atomic_int sc_stop;
+
+static void *
+sc_waiter(void *arg)
+{
+	unsigned r = (unsigned)(uintptr_t)arg;
+
+	while (!atomic_load(&sc_stop)) {
+		r = r * 1103515245u + 12345u;
+		/* 0 to 40 us: many expire just as a post arrives. */
+		int e = ult_sem_timedwait(&sem_items,
+		    ult_now() + (r >> 16) % 40000u);
+
+		if (e == 0)
+			atomic_fetch_add(&sc_got, 1);
+		else
+			CHECK_EQ(e, ETIMEDOUT);
+	}
+	return (NULL);
+}
+
+static void *
+sc_poster(void *arg)
+{
+	long n = (long)(intptr_t)arg;
+
+	for (long i = 0; i < n; i++) {
+		CHECK_EQ(ult_sem_post(&sem_items), 0);
+		atomic_fetch_add(&sc_posted, 1);
+		if (i % 8 == 0)
+			ult_yield();
+	}
+	return (NULL);
+}
+
+void
+test_sem_conserved(void)
+{
+	enum {
+		NW = 12,
+		NP = 3
+	};
+	long per = 20000 / TEST_SCALE;
+	ult_thread_t *w[NW], *p[NP];
+	pthread_t fw;
+	int v;
+
+	init_n(0);
+	CHECK_EQ(ult_sem_init(&sem_items, 0), 0);
+	atomic_store(&sc_got, 0);
+	atomic_store(&sc_posted, 0);
+	atomic_store(&sc_stop, 0);
+	for (int i = 0; i < NW; i++)
+		CHECK_EQ(ult_spawn(&w[i], NULL, sc_waiter,
+			     (void *)(uintptr_t)(i * 7919 + 1)),
+		    0);
+	CHECK_EQ(pthread_create(&fw, NULL, sc_waiter, (void *)(uintptr_t)77),
+	    0);
+	for (int i = 0; i < NP; i++)
+		CHECK_EQ(
+		    ult_spawn(&p[i], NULL, sc_poster, (void *)(intptr_t)per),
+		    0);
+	for (int i = 0; i < NP; i++)
+		CHECK_EQ(ult_join(p[i], NULL), 0);
+	atomic_store(&sc_stop, 1);
+	for (int i = 0; i < NW; i++)
+		CHECK_EQ(ult_join(w[i], NULL), 0);
+	CHECK_EQ(pthread_join(fw, NULL), 0);
+	CHECK_EQ(ult_sem_getvalue(&sem_items, &v), 0);
+	CHECK_EQ(atomic_load(&sc_got) + v, (long)NP * per);
+	CHECK_EQ(ult_sem_destroy(&sem_items), 0);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
 static void *
 sem_timed(void *arg)
 {

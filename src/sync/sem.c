@@ -6,10 +6,17 @@
  * goes by address), which lets a waiter destroy it as soon as it returns.
  *
  * A waiter registers under the sleep-queue chain lock, then re-checks the
- * value; a post that increments after the registration sees it and wakes a
- * waiter under the same chain lock, so no wakeup is lost.  A woken waiter
- * retries: a running thread may take the count first, and then the woken
- * one sleeps again.
+ * value.  A post that sees no registered waiter increments the value; one
+ * that sees some takes the chain lock and hands its unit to the first
+ * sleeper directly: it removes the sleeper's registration, leaves the value
+ * alone and wakes it, and the woken waiter returns without touching the
+ * semaphore again.  A wake-then-compete semaphore would have the woken
+ * thread take the chain lock and retry, and perhaps sleep again when a
+ * running thread took the count first; the handoff saves that round trip
+ * on every pass (a thread ring is nothing else) and serves waiters in
+ * order.  A registered waiter that is not queued (it timed out, or is
+ * being interrupted, and will drop its registration itself) takes no
+ * unit: the post then increments the value.
  */
 #include <errno.h>
 
@@ -70,22 +77,18 @@ sem_wait_slow(ult_sem_t *s, uint64_t deadline)
 	ult__waiter_self(&w);
 	ult__sleepq_lock(s);
 	v = __atomic_add_fetch(&s->_word, SEM_W1, __ATOMIC_SEQ_CST);
-	for (;;) {
-		while (SEM_VALUE(v) > 0) {
-			if (ULT_PCAS(&s->_word, &v, v - 1 - SEM_W1)) {
-				ult__sleepq_release(s);
-				return (0);
-			}
+	while (SEM_VALUE(v) > 0) {
+		if (ULT_PCAS(&s->_word, &v, v - 1 - SEM_W1)) {
+			ult__sleepq_release(s);
+			return (0);
 		}
-		ult__sleepq_add(s, &w);
-		r = ult__sleepq_wait(s, &w, deadline);
-		if (r != 0) {
-			__atomic_fetch_sub(&s->_word, SEM_W1, __ATOMIC_SEQ_CST);
-			return (r);
-		}
-		ult__sleepq_lock(s);
-		v = ULT_PLD(&s->_word);
 	}
+	ult__sleepq_add(s, &w);
+	r = ult__sleepq_wait(s, &w, deadline);
+	/* 0: a post handed its unit over and dropped our registration. */
+	if (r != 0)
+		__atomic_fetch_sub(&s->_word, SEM_W1, __ATOMIC_SEQ_CST);
+	return (r);
 }
 
 static int
@@ -117,19 +120,33 @@ ult_sem_timedwait(ult_sem_t *s, uint64_t deadline)
 int
 ult_sem_post(ult_sem_t *s)
 {
+	struct ult__waiter *w;
 	uint64_t v;
 
 	if (s == NULL)
 		return (EINVAL);
 	v = ULT_PLD(&s->_word);
-	do {
+	while (SEM_WAITERS(v) == 0) {
 		if (SEM_VALUE(v) >= ULT_SEM_VALUE_MAX)
 			return (EOVERFLOW);
-	} while (!ULT_PCAS(&s->_word, &v, v + 1));
-	if (SEM_WAITERS(v) == 0)
-		return (0);
+		if (ULT_PCAS(&s->_word, &v, v + 1))
+			return (0);
+	}
+	/* Registrations change under the chain lock only (a timed-out
+	 * waiter's drop aside, which never adds one). */
 	ult__sleepq_lock(s);
-	ult__sleepq_signal(s);
+	if ((w = ult__sleepq_take(s, 1)) != NULL) {
+		__atomic_fetch_sub(&s->_word, SEM_W1, __ATOMIC_SEQ_CST);
+		ult__sleepq_resume(s, w);
+	} else {
+		v = ULT_PLD(&s->_word);
+		do {
+			if (SEM_VALUE(v) >= ULT_SEM_VALUE_MAX) {
+				ult__sleepq_release(s);
+				return (EOVERFLOW);
+			}
+		} while (!ULT_PCAS(&s->_word, &v, v + 1));
+	}
 	ult__sleepq_release(s);
 	ult__sync_done();
 	return (0);
