@@ -96,7 +96,8 @@ struct ult_thread {
 	struct ult__waiter *ts_waiter;	   /* (q) its waiter there */
 	struct mtx contested_lock;	   /* the lock x, a leaf */
 	struct ult__list contested;	   /* (x) turnstiles of locks it owns */
-	atomic_int oncpu; /* (s, a) running now: lock waiters spin on it */
+	atomic_int ncontested; /* (x) their number; read without x too */
+	atomic_int oncpu;      /* (s, a) running now: lock waiters spin on it */
 	/* preemption (src/core/preempt.c): (s, a), plain loads and stores
 	 * in effect; atomic because reports and tests read them */
 	atomic_int nopreempt; /* locks held through libc (preempt_shim.c) */

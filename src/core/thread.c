@@ -287,6 +287,7 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 	ut->ts_waiter = NULL;
 	mtx_init(&ut->contested_lock, "contested");
 	ult__list_init(&ut->contested);
+	atomic_init(&ut->ncontested, 0);
 	atomic_init(&ut->oncpu, 0);
 	atomic_init(&ut->nopreempt, 0);
 	atomic_init(&ut->sc_nest, 0);

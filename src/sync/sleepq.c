@@ -20,6 +20,7 @@ struct sleepq_chain {
 
 static struct sleepq_chain chains[SC_TABLESIZE];
 static pthread_once_t chains_once = PTHREAD_ONCE_INIT;
+static atomic_int chains_ready; /* after chains_once: skips its call */
 
 static void
 chains_init(void)
@@ -28,6 +29,7 @@ chains_init(void)
 		mtx_init(&chains[i].lock, "sleepq chain");
 		ult__list_init(&chains[i].waiters);
 	}
+	ULT_ST_REL(&chains_ready, 1);
 }
 
 static struct sleepq_chain *
@@ -41,7 +43,8 @@ chain_of(const void *wchan)
 void
 ult__sleepq_lock(const void *wchan)
 {
-	pthread_once(&chains_once, chains_init);
+	if (ULT_UNLIKELY(!ULT_LD_ACQ(&chains_ready)))
+		pthread_once(&chains_once, chains_init);
 	mtx_lock(&chain_of(wchan)->lock);
 }
 

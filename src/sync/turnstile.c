@@ -38,6 +38,7 @@ struct ts_chain {
 
 static struct ts_chain chains[TC_TABLESIZE];
 static pthread_once_t ts_once = PTHREAD_ONCE_INIT;
+static atomic_int ts_ready; /* after ts_once: skips its call */
 static pthread_key_t foreign_spare_key;
 
 /*
@@ -86,6 +87,14 @@ ts_init_once(void)
 	}
 	if (pthread_key_create(&foreign_spare_key, foreign_spare_dtor) != 0)
 		abort();
+	ULT_ST_REL(&ts_ready, 1);
+}
+
+static inline void
+ts_init(void)
+{
+	if (ULT_UNLIKELY(!ULT_LD_ACQ(&ts_ready)))
+		pthread_once(&ts_once, ts_init_once);
 }
 
 static struct ts_chain *
@@ -171,7 +180,7 @@ ult__ts_prepare(void)
 {
 	struct ult__turnstile *ts;
 
-	pthread_once(&ts_once, ts_init_once);
+	ts_init();
 	if (ult__self_ut() != NULL)
 		return (0); /* uthreads get theirs at spawn */
 	if (pthread_getspecific(foreign_spare_key) != NULL)
@@ -215,7 +224,7 @@ ult__ts_lookup(const void *obj)
 	struct ts_chain *tc = chain_of(obj);
 	struct ult__list *n;
 
-	pthread_once(&ts_once, ts_init_once);
+	ts_init();
 	mtx_lock(&tc->lock);
 	ULT_LIST_FOREACH (n, &tc->list) {
 		struct ult__turnstile *ts =
@@ -322,12 +331,14 @@ set_owner(struct ult__turnstile *ts, struct ult_thread *ut)
 	if (old != NULL) {
 		mtx_lock(&old->contested_lock);
 		ult__list_remove(&ts->ts_link);
+		atomic_fetch_sub(&old->ncontested, 1);
 		mtx_unlock(&old->contested_lock);
 	}
 	ts->ts_owner = ut;
 	if (ut != NULL) {
 		mtx_lock(&ut->contested_lock);
 		ult__list_insert_tail(&ut->contested, &ts->ts_link);
+		atomic_fetch_add(&ut->ncontested, 1);
 		mtx_unlock(&ut->contested_lock);
 	}
 	return (old);
@@ -443,6 +454,11 @@ contested_best(struct ult_thread *ut)
 	struct ult__list *n;
 	int pri = PRI_MAX;
 
+	/* Most threads own no contested lock: every wakeup asks.  A count
+	 * of 0 read here orders this look before a concurrent insertion,
+	 * as taking the lock first would. */
+	if (atomic_load(&ut->ncontested) == 0)
+		return (pri);
 	mtx_lock(&ut->contested_lock);
 	ULT_LIST_FOREACH (n, &ut->contested) {
 		int p =

@@ -23,7 +23,10 @@ ult__sync_self_id(void)
 uintptr_t
 ult__waiter_self(struct ult__waiter *w)
 {
-	w->ut = ult__self_ut();
+	/* No switch here: the worker may be read directly. */
+	struct ult__worker *k = ult__tls_worker;
+
+	w->ut = k != NULL && k->curthread != &k->idle ? k->curthread : NULL;
 	w->id = w->ut != NULL ? (uintptr_t)w->ut
 			      : ((uintptr_t)&foreign_token | SYNC_ID_FOREIGN);
 	w->pri =
