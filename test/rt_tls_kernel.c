@@ -26,7 +26,7 @@
 #define KF_THREADS 8
 #define KF_ROUNDS (200 / TEST_SCALE)
 
-static pid_t kf_tid[4];
+static pid_t kf_tid[5]; /* 4 workers and the spare (ult_cpu() == 4) */
 static atomic_long kf_bad;
 static pthread_mutex_t kf_ec, kf_pi, kf_rob;
 

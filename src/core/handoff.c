@@ -147,6 +147,10 @@ ult__handoff_tick(int cpu)
 		return;
 	}
 	ult__handoff_set(w, 1);
+	/* The spare's queue has nowhere to go while it is needed, and an
+	 * evacuation would signal its blocked thread (handoff_spare). */
+	if (cpu >= ult__rt.ncpu)
+		return;
 	/* Moving threads is nobody's CPU's business: no IPI to self. */
 	ult__tls_actcpu = -1;
 	ult__rt.sched->evacuate(cpu);
@@ -162,26 +166,37 @@ all_blocked(void)
 	return (1);
 }
 
-/* At the end of each round of stat ticks (clock thread only). */
+/*
+ * After each round of stat ticks, and while the clock idles (clock thread
+ * only).  Out of service, the spare is still asked to give back what it
+ * has at every tick it runs something: a thread preempted there is pinned
+ * to it until its next voluntary switch, and a thread that was in a
+ * blocking call when the spare left comes back to it.  Not while its own
+ * thread is blocked in the kernel: the request is a signal, and it would
+ * interrupt that call.
+ */
 void
 ult__handoff_spare(void)
 {
 	struct ult__worker *s = &ult__rt.workers[ult__rt.ncpu];
-	int act = ult__tls_actcpu;
+	int act = ult__tls_actcpu, all;
 
 	if (ult__rt.nworkers == ult__rt.ncpu)
 		return;
+	all = all_blocked();
 	ult__tls_actcpu = -1;
-	if (ULT_LD(&s->offline) && all_blocked()) {
+	if (ULT_LD(&s->offline) && all) {
 		/* seq_cst: the policy reads it through mach_cpu_state before
 		 * it moves a thread there (under the queue locks). */
 		atomic_store(&s->offline, 0);
 		atomic_fetch_add(&spare_runs, 1);
 		for (int c = 0; c < ult__rt.ncpu; c++)
 			ult__rt.sched->evacuate(c);
-	} else if (!ULT_LD(&s->offline) && !all_blocked()) {
-		atomic_store(&s->offline, 1);
-		ult__rt.sched->evacuate(ult__rt.ncpu);
+	} else if (!all) {
+		if (!ULT_LD(&s->offline))
+			atomic_store(&s->offline, 1);
+		if (ULT_LD(&s->busy) && !ULT_LD(&s->blocked))
+			ult__rt.sched->evacuate(ult__rt.ncpu);
 	}
 	ult__tls_actcpu = act;
 }

@@ -695,9 +695,14 @@ bsd_evacuate(int cpu)
 	if (ULT_LD(&bsd_runq_global_len) > 0)
 		forward_wakeup(cpu);
 	/* A reserve CPU leaving service: its thread goes back to the
-	 * global queue at its next switch. */
-	if (bsd_reserved(cpu) && !cpu_is_idle(cpu))
-		mach_ast(ULT_LD(&bsd_curthr[cpu]), cpu);
+	 * global queue at its next switch, unless it is pinned there. */
+	if (bsd_reserved(cpu) && !cpu_is_idle(cpu)) {
+		struct thread *td = ULT_LD(&bsd_curthr[cpu]);
+
+		if (ULT_LD(&td->td_lock) == &bsd_sched_lock &&
+		    td->td_pinned == 0)
+			mach_ast(td, cpu);
+	}
 	mtx_unlock(&bsd_sched_lock);
 	return (0);
 }

@@ -88,6 +88,7 @@ clock_main(void *arg)
 		busy = any_busy();
 		if (!busy) {
 			next_stat = 0;
+			ult__handoff_spare(); /* nobody is blocked now */
 		} else if (next_stat == 0) {
 			next_stat = now + STAT_PERIOD_NS;
 		} else if (now >= next_stat) {
