@@ -1,8 +1,9 @@
 /*
  * The stress harness.  24 uthreads and 3 foreign pthreads do random mixes
  * of mutex, timed mutex, condition variable, semaphore, rwlock, once,
- * spawn+join, detached spawns, socket I/O through the poller and calls on
- * the blocking helpers (rt_harness_io.c), while they also change each other's
+ * spawn+join, detached spawns, socket I/O through the poller, calls on
+ * the blocking helpers (rt_harness_io.c) and raw blocking system calls
+ * (the handoff and the spare worker), while they also change each other's
  * nice, binding and class.  Every object's invariant is checked as it is
  * used (one holder per mutex, no reader beside a writer, at most K
  * semaphore holders, once functions run exactly once, no item lost or
@@ -30,6 +31,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/runtime.h"
@@ -470,6 +472,24 @@ op_idle_class(struct actor *a)
 	atomic_store(&a->exempt, 0);
 }
 
+/*
+ * A raw system call that blocks the worker in the kernel, as a library's
+ * own blocking call would: mostly short, now and then long enough (30 ms)
+ * for the clock to mark the worker blocked and hand its queue over, to
+ * the spare worker when every worker is in one.  A preemption signal may
+ * end it early (EINTR), which is all the same here.
+ */
+static void
+op_raw_block(struct actor *a)
+{
+	struct timespec ts = {0, 0};
+	int e = errno; /* the harness checks that ops keep it */
+
+	ts.tv_nsec = rnd(a, 8) == 0 ? 30000000 : (long)rnd(a, 1000000);
+	(void)nanosleep(&ts, NULL);
+	errno = e;
+}
+
 static const struct {
 	const char *name;
 	void (*fn)(struct actor *);
@@ -490,6 +510,7 @@ static const struct {
     {"meddle", op_meddle, 0},
     {"meddle", op_meddle, 0},
     {"idle class", op_idle_class, 1},
+    {"raw block", op_raw_block, 1},
 };
 
 /*
@@ -771,6 +792,19 @@ harness(int ncpu, int preempt)
 	pthread_mutex_lock(&sample_lock);
 	sample_stop = 1;
 	pthread_mutex_unlock(&sample_lock);
+	{
+		/* What the raw blocking calls made of the handoff. */
+		struct ult_cpu_info ci;
+		long runs = -1;
+		uint64_t h = 0;
+
+		for (int c = 0; ult_cpu_info(c, &ci) == 0; c++)
+			h += ci.handoffs;
+		(void)ult_sysctl("ult.spare_runs", &runs, NULL);
+		fprintf(stderr,
+		    "harness: %llu handoffs, the spare in service %ld times\n",
+		    (unsigned long long)h, runs);
+	}
 	atomic_store(&main_doing, "ult_shutdown");
 	CHECK_EQ(ult_shutdown(), 0);
 	atomic_store(&watch_stop, 1);
