@@ -153,7 +153,7 @@ idle_loop(struct ult__worker *w)
 	st->oldswitchcnt = -1;
 	st->victim = -1;
 	for (;;) {
-		int r;
+		int r, offline;
 
 		/* A worker that has run no uthread since the drop-in asked
 		 * for idle masks has not switched to its idle thread yet. */
@@ -175,10 +175,11 @@ idle_loop(struct ult__worker *w)
 			break;
 		now = ult__now();
 		/* Nor does it spin: a spinner is counted on to take work. */
-		if (ULT_UNLIKELY(ULT_LD(&w->offline)) && until > now)
+		offline = ULT_LD(&w->offline);
+		if (ULT_UNLIKELY(offline) && until > now)
 			until = now;
 		if (until == 0) {
-			spinning = !ULT_LD(&w->offline) && spin_claim(w);
+			spinning = !offline && spin_claim(w);
 			until = now +
 			    (!spinning			   ? 0
 				    : r == SCHED_IDLE_SPIN ? SPIN_BUSY_NS

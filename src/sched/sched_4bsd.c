@@ -297,8 +297,8 @@ resched_worst(int pri)
 
 		/* ult: a CPU blocked in the host kernel cannot reschedule, and
 		 * a reserve CPU out of service takes nothing. */
-		if ((blocked || c >= bsd_nactive) &&
-		    mach_cpu_state(c) == MACH_CPU_BLOCKED)
+		if (bsd_reserved(c) ||
+		    (blocked && mach_cpu_state(c) == MACH_CPU_BLOCKED))
 			continue;
 		if (pri_of(cur) > wp) {
 			wp = pri_of(cur);

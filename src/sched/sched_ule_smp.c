@@ -272,9 +272,12 @@ ule_pickcpu(struct thread *td, int flags, int self, int now)
 	if (cpu < 0)
 		cpu = sched_lowest(ule_cpu_top, &ule_all_cpus, -1, INT_MAX,
 		    ts->ts_cpu, r);
-	/* ult: a blocked CPU (the clock acting for it) is no home. */
-	if (self >= 0 && (mach_cpus_blocked() > 0 || self >= ule_nactive) &&
-	    mach_cpu_state(self) == MACH_CPU_BLOCKED)
+	/* ult: a blocked CPU (the clock acting for it) or a reserve CPU out
+	 * of service is no home. */
+	if (self >= 0 &&
+	    (ule_cpu_reserved(self) ||
+		(mach_cpus_blocked() > 0 &&
+		    mach_cpu_state(self) == MACH_CPU_BLOCKED)))
 		self = -1;
 	if (self >= 0) {
 		struct tdq *me = TDQ_CPU(self);
@@ -467,6 +470,27 @@ tdq_move(struct tdq *from, struct tdq *to)
 }
 
 /*
+ * Ask tdq's running thread, if it may migrate, to pick its CPU again with
+ * expired affinity at its next switch (TDF_PICKCPU).  Its flags are ours
+ * only while its lock is the queue's: a thread going to sleep has moved
+ * it.  Called with tdq unlocked.
+ */
+static void
+tdq_ask_repick(struct tdq *tdq)
+{
+	struct thread *td;
+
+	TDQ_LOCK(tdq);
+	td = ULT_LD(&tdq->tdq_curthread);
+	if (ULT_LD(&td->td_lock) == TDQ_LOCKPTR(tdq) && !TD_IS_IDLETHREAD(td) &&
+	    THREAD_CAN_MIGRATE(td)) {
+		td->td_flags |= TDF_PICKCPU;
+		mach_ast(td, TDQ_ID(tdq));
+	}
+	TDQ_UNLOCK(tdq);
+}
+
+/*
  * ult: cpu's host thread blocks in the kernel, or cpu is a reserve CPU
  * leaving service (see sched.h, evacuate).  Hand every queued thread that
  * may migrate to the least loaded usable CPU, one at a time as the
@@ -479,18 +503,8 @@ ule_evacuate(int cpu)
 	struct tdq *from = TDQ_CPU(cpu);
 	int moved = 0;
 
-	if (ule_cpu_reserved(cpu)) {
-		struct thread *td;
-
-		TDQ_LOCK(from);
-		td = ULT_LD(&from->tdq_curthread);
-		if (ULT_LD(&td->td_lock) == TDQ_LOCKPTR(from) &&
-		    !TD_IS_IDLETHREAD(td) && THREAD_CAN_MIGRATE(td)) {
-			td->td_flags |= TDF_PICKCPU;
-			mach_ast(td, cpu);
-		}
-		TDQ_UNLOCK(from);
-	}
+	if (ule_cpu_reserved(cpu))
+		tdq_ask_repick(from);
 
 	for (int n = TDQ_LOAD(from); n > 0; n--) {
 		cpuset_t avail;
@@ -824,16 +838,7 @@ sched_balance_group(const struct cpu_group *cg)
 			break;
 		tdq = TDQ_CPU(high);
 		if (TDQ_LOAD(tdq) == 1) {
-			struct thread *td;
-
-			TDQ_LOCK(tdq);
-			td = ULT_LD(&tdq->tdq_curthread);
-			if (ULT_LD(&td->td_lock) == TDQ_LOCKPTR(tdq) &&
-			    !TD_IS_IDLETHREAD(td) && THREAD_CAN_MIGRATE(td)) {
-				td->td_flags |= TDF_PICKCPU;
-				mach_ast(td, high);
-			}
-			TDQ_UNLOCK(tdq);
+			tdq_ask_repick(tdq);
 			break;
 		}
 		anylow = 1;
