@@ -33,6 +33,11 @@
  *                      (ult-tlsworker), rounds interleaved: rows
  *                      yield_tls, create_join_tls and, on one worker,
  *                      create_join_tls_w1
+ *   trace_cost         yield, mutex_handoff and create_join on ult with
+ *                      ULT_TRACE off and on (a file under $TMPDIR, made
+ *                      and removed each round), rounds interleaved: rows
+ *                      yield_trace, mutex_handoff_trace, create_join_trace
+ *                      with runtimes ult and ult+trace
  *
  * --loaded runs the cases beside one spinning process per CPU and names
  * the experiment micro_loaded; --load-only only spins those processes
@@ -57,6 +62,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "arch/context.h"
 #include "load.h"
@@ -633,6 +639,45 @@ case_tls_cost(void)
 	}
 }
 
+static void
+case_trace_cost(void)
+{
+	static const struct {
+		const char *name;
+		double (*f)(int, long);
+		long full, quick;
+	} k[] = {
+	    {"yield_trace", yield_ns, 200000, 20000},
+	    {"mutex_handoff_trace", mutex_handoff_ns, 100000, 10000},
+	    {"create_join_trace", create_join_ns, 50000, 5000},
+	};
+	const char *dir = getenv("TMPDIR");
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/ult-micro-trace-%d.json",
+	    dir != NULL ? dir : "/tmp", (int)getpid());
+	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+		double v[2][MAXROUNDS], off, on;
+		long n = size(k[i].full, k[i].quick);
+
+		for (int j = 0; j < rounds; j++)
+			for (int m = 0; m < 2; m++) {
+				if (m)
+					setenv("ULT_TRACE", path, 1);
+				v[m][j] = k[i].f(RT_ULT, n);
+				unsetenv("ULT_TRACE");
+				remove(path);
+			}
+		off = bw_median(v[0], rounds);
+		on = bw_median(v[1], rounds);
+		bw_emit(k[i].name, "ult", "ns/op", 1, off);
+		bw_emit(k[i].name, "ult+trace", "ns/op", 1, on);
+		fprintf(stderr,
+		    "  %s: tracing off %.1f, on %.1f ns/op (on/off %.2fx)\n",
+		    k[i].name, off, on, off > 0 ? on / off : 0.0);
+	}
+}
+
 /*
  * The cases.  Most are one figure, f(runtime, size) on both runtimes and,
  * with w1, on one ult worker too; sizes are full and quick, pthread's
@@ -723,6 +768,10 @@ static const struct mcase {
 	.what = "yield and create_join as above on ult, per-uthread TLS "
 		"against per-worker TLS (ult-tlsworker), rounds "
 		"interleaved"},
+    {.name = "trace_cost",
+	.own = case_trace_cost,
+	.what = "yield, mutex_handoff and create_join as above on ult, "
+		"ULT_TRACE off against on, rounds interleaved"},
 };
 #define NCASES (sizeof(cases) / sizeof(cases[0]))
 

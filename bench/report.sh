@@ -63,7 +63,8 @@ figure; one-worker figures against Boost.Fiber (one thread, no policy);
 skynet against Go; the system calls per handoff; a foreign thread's
 spawn+join against pthread's; and, with \`BENCH=loaded\`, how much each
 case slows down beside one spinning process per CPU, ult's slowdown
-against Go's.
+against Go's.  The last rows are the cost of \`ULT_TRACE\`: the same
+cases with tracing on against off, in interleaved rounds.
 
 EOF
 awk -f "$here/targets.awk" "$results"

@@ -79,4 +79,10 @@ END {
 		row(c[i] " loaded/quiet: ult / Go", (ul + 0) / (uq + 0),
 		    (gl + 0) / (gq + 0), 1, 1)
 	}
+	# Issue 16: ULT_TRACE on costs at most 2x.
+	n = split("yield_trace mutex_handoff_trace create_join_trace", c, " ")
+	for (i = 1; i <= n; i++)
+		row(c[i] ": tracing on / off",
+		    val("micro", c[i], "ult+trace", "ns/op"),
+		    val("micro", c[i], "ult", "ns/op"), 2, 1)
 }

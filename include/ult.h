@@ -281,6 +281,13 @@ struct ult_thread_info {
 	uint64_t runtime_ns, nvcsw, nivcsw, nmigrations;
 	/* preemptions schedctl deferred, and ones forced past its bound */
 	uint64_t deferred, forced;
+	/* what it sleeps on while ULT_STATE_SLEEPING ("sem", "cond",
+	   "mutex", "rwlock", "join", "sleep", "fd", "blocking", "barrier",
+	   "once"), else "" */
+	char wchan[16];
+	/* run-queue delay: from becoming runnable (woken, created,
+	   preempted, yielding) to running, over its nruns runs */
+	uint64_t nruns, rq_delay_avg_ns, rq_delay_max_ns;
 };
 typedef struct ult_thread_info ult_thread_info_t;
 

@@ -532,3 +532,11 @@ sim_destroy(struct sim *s)
 	free(s);
 	S = NULL;
 }
+
+void
+mach_trace_move(const struct thread *td, int from, int to)
+{
+	(void)td;
+	(void)from;
+	(void)to;
+}

@@ -121,8 +121,10 @@ ult__handoff_set(struct ult__worker *w, int on)
 	if (ULT_LD(&w->blocked) == on || atomic_exchange(&w->blocked, on) == on)
 		return;
 	atomic_fetch_add(&ult__rt.nblocked, on ? 1 : -1);
-	if (on)
+	if (on) {
 		ULT_ADD(&w->nhandoffs, 1);
+		ULT_TRACE(TEV_HANDOFF, 0, w->id, 0, 0, 0);
+	}
 }
 
 void

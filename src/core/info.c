@@ -3,6 +3,7 @@
  * tunables by their FreeBSD names.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "../io/io.h"
@@ -62,6 +63,13 @@ ult_thread_info(ult_thread_t *t, struct ult_thread_info *out)
 	out->deferred = ULT_LD(&t->sc_deferred);
 	out->forced = ULT_LD(&t->sc_forced);
 	out->nmigrations = ULT_LD(&t->nmigrations);
+	if (out->state == ULT_STATE_SLEEPING && ULT_LD(&t->wmesg) != NULL)
+		snprintf(out->wchan, sizeof(out->wchan), "%s",
+		    ULT_LD(&t->wmesg));
+	out->nruns = ULT_LD(&t->rqd_n);
+	out->rq_delay_avg_ns =
+	    out->nruns != 0 ? ULT_LD(&t->rqd_sum) / out->nruns : 0;
+	out->rq_delay_max_ns = ULT_LD(&t->rqd_max);
 	thread_unlock(&t->td);
 	return (0);
 }

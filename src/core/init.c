@@ -11,6 +11,7 @@
 #include "../util/mem.h"
 #include "../io/io.h"
 #include "runtime.h"
+#include "stats.h"
 #include "tls.h"
 
 struct ult__runtime ult__rt;
@@ -41,10 +42,22 @@ atfork_child(void)
 	pthread_mutex_init(&init_lock, NULL);
 }
 
+/* A program that exits without ult_shutdown still gets its report and
+ * its trace. */
+static void
+at_exit(void)
+{
+	if (ULT_LD(&ult__rt.state) != RT_RUNNING)
+		return;
+	ult__stats_report();
+	ult__trace_finish(0);
+}
+
 static void
 atfork_register(void)
 {
 	(void)pthread_atfork(NULL, NULL, atfork_child);
+	(void)atexit(at_exit);
 }
 
 static const struct sched_ops *
@@ -128,6 +141,8 @@ configure(const struct ult_config *cfg, int nos)
 	if (ult__rt.sched == NULL)
 		return (EINVAL);
 
+	if ((r = ult__stats_configure()) != 0)
+		return (r);
 	ult__rt.preempt = cfg != NULL ? cfg->preempt : 0;
 	if (ult__rt.preempt == 0) {
 		if ((r = env_long("ULT_PREEMPT", &v)) < 0)
@@ -146,6 +161,7 @@ teardown(int workers, int clock, int policy)
 		ult__clock_stop();
 	if (workers)
 		ult__workers_stop();
+	ult__trace_finish(1);
 	ult__io_fini();
 	if (policy)
 		ult__rt.sched->fini();
@@ -214,6 +230,8 @@ start(const struct ult_config *cfg)
 	    (err = ult__rt.sched->init()) != 0)
 		goto fail;
 	ult__tls_start();
+	if ((err = ult__trace_start()) != 0)
+		goto fail_policy;
 	if ((err = ult__workers_start()) != 0)
 		goto fail_policy;
 	if ((err = ult__clock_start()) != 0)
@@ -266,6 +284,7 @@ ult_shutdown(void)
 	atomic_store(&ult__rt.shutdown_waits, 1);
 	while ((n = atomic_load(&ult__rt.nthreads)) != 0)
 		ult__futex_wait(&ult__rt.nthreads, n, 0);
+	ult__stats_report();
 	ULT_ST(&ult__rt.state, RT_STOPPING);
 	teardown(1, 1, 1);
 	ULT_ST_REL(&ult__rt.state, RT_STOPPED);

@@ -60,6 +60,13 @@ mach_ticks(void)
 	return ((int)cur);
 }
 
+void
+mach_trace_move(const struct thread *td, int from, int to)
+{
+	ULT_TRACE(mach_curcpu() == to ? TEV_STEAL : TEV_PUSH, 0,
+	    ult__td2ut((struct thread *)(uintptr_t)td)->id, from, to, 0);
+}
+
 const struct cpu_group *
 mach_cpu_top(void)
 {

@@ -19,6 +19,7 @@
 #include "../sched/sched.h"
 #include "../time/timer.h"
 #include "../util/list.h"
+#include "trace.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 #define ULT_NOIPA __attribute__((noipa))
@@ -75,6 +76,15 @@ struct ult_thread {
 	char name[32];	   /* (c) */
 	/* (s, a) statistics, read by ult_thread_info */
 	atomic_uint_fast64_t runtime_ns, nvcsw, nivcsw, nmigrations;
+	/* Run-queue delay, from becoming runnable to running (stats.c):
+	 * rq_ns and twake are written by whoever makes the thread runnable,
+	 * under its thread lock, and read at its next switch-in; the sums by
+	 * the thread's own switch-in (s, a).  twake counts wakeups, which
+	 * the trace pairs with runs. */
+	uint64_t rq_ns;
+	uint32_t twake, tseen; /* tseen: (s) the trace's last paired one */
+	atomic_uint_fast64_t rqd_sum, rqd_n, rqd_max;
+	uint32_t *rqd_hist; /* (c) ULT_STATS's histogram, or NULL */
 	/* sleeping */
 	struct ult__timer slp_timer; /* (s) armed and cancelled by the
 					thread, expired by the clock thread
@@ -85,6 +95,8 @@ struct ult_thread {
 						   by its expiry */
 	const void *_Atomic wchan; /* (s, a) sleep channel, for reports and
 				      ult__sleepq_interrupt */
+	const char *_Atomic wmesg; /* (s, a) what it sleeps on ("sem",
+				      "mutex", ...): a static string */
 	/* Interruptible waits (the pthread drop-in's cancellation points):
 	 * intr is set by the thread around such a wait (s, a); intr_pending
 	 * by ult__sleepq_interrupt (a), consumed by the wait it ends. */
@@ -174,6 +186,7 @@ struct ult__worker {
 	/* (k, a) statistics, read by ult_cpu_info */
 	atomic_uint_fast64_t npreempt, nowed, nparks, nfutex_wakes;
 	atomic_uint_fast64_t nswitch, idle_ns, busy_ns;
+	void *tbuf; /* (c) its trace buffer (trace.c), or NULL */
 	struct sched_idle idle_state;	/* (k) */
 	void *altstack;			/* (c) */
 	void *scratch_top;		/* (c) see switch.c:switch_mid */
@@ -287,6 +300,24 @@ ult__clock_drop(int held)
 {
 	if (held)
 		ult__worker_self()->clk_valid = 0;
+}
+
+/* ut becomes runnable (woken; its thread lock held): stamp it for its
+ * run-queue delay (stats.h) and the trace.  A waking worker holds the
+ * clock already (ult__clock_hold); a foreign waker reads it. */
+void ult__trace_wakeup(struct ult_thread *ut, uint64_t now);
+
+static inline void
+ult__became_runnable(struct ult_thread *ut)
+{
+	struct ult__worker *w = ult__tls_worker;
+	uint64_t now =
+	    w != NULL && w->clk_valid ? w->clk_ns : ult__fastclock_now();
+
+	ut->rq_ns = now;
+	ut->twake++;
+	if (ULT_UNLIKELY(ULT_PLD(&ult__trace_on)))
+		ult__trace_wakeup(ut, now);
 }
 
 /* A futex wake for a sleeping worker or foreign waiter, counted against

@@ -18,7 +18,9 @@
 #include <stdlib.h>
 
 #include "runtime.h"
+#include "stats.h"
 #include "tls.h"
+#include "trace.h"
 
 __thread struct ult__worker *ult__tls_worker
     __attribute__((tls_model("initial-exec")));
@@ -97,11 +99,16 @@ switch_mid(void *arg)
 	ult__san_mid_leave(&w->curthread->san);
 }
 
-/* Save `from', resume `to'.  Returns in `from' when it next runs. */
+/* Save `from', resume `to'.  Returns in `from' when it next runs.  now:
+ * the clock read at the start of the switch. */
 static void
 switch_to(struct ult__worker *w, struct ult_thread *from, struct ult_thread *to,
-    struct mtx *mtx, int dying)
+    struct mtx *mtx, int dying, uint64_t now)
 {
+	if (ULT_UNLIKELY(ULT_PLD(&ult__trace_on)))
+		ult__trace_switch(w, from, to, now);
+	if (to != &w->idle)
+		ult__stats_rq_delay(to, now);
 	w->sw_prev = from;
 	w->sw_mtx = mtx;
 	w->sw_dying = dying;
@@ -141,9 +148,12 @@ ult__switch_finish(void)
 		/* The migration rule (preempt.c): never moved while pinned. */
 		ULT_KASSERT(!cur->preempt_pinned,
 		    "a preempted uthread migrated");
-		if (cur->last_cpu >= 0)
+		if (cur->last_cpu >= 0) {
 			ULT_ST(&cur->nmigrations,
 			    ULT_LD(&cur->nmigrations) + 1);
+			ULT_TRACE(TEV_MIGRATE, 0, cur->id, cur->last_cpu, w->id,
+			    0);
+		}
 		cur->last_cpu = w->id;
 	}
 	if (!ult__rt.tls)
@@ -165,6 +175,7 @@ ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
 	    ULT_LD(&hint->td.td_lock) == ULT_LD(&ut->td.td_lock));
 	account(w, ut, now, flags);
 	ut->last_swt = flags & SW_TYPE_MASK;
+	ut->rq_ns = now; /* for its run-queue delay if it stays runnable */
 	if (ULT_UNLIKELY(ut->preempt_pinned | ut->bind_pending))
 		ult__preempt_switching(ut, flags);
 	if (ULT_UNLIKELY(ut->chaos_bound | ULT_LD(&ult__chaos_migrate)))
@@ -179,7 +190,7 @@ ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
 		thread_lock_unblock(&ut->td, mtx);
 		return;
 	}
-	switch_to(w, ut, ult__td2ut(ntd), mtx, 0);
+	switch_to(w, ut, ult__td2ut(ntd), mtx, 0, now);
 }
 
 /* The calling uthread exits: switch away for good.  Its stack is released
@@ -194,11 +205,14 @@ ult__exit_switch(struct ult_thread *ut)
 	thread_lock(&ut->td);
 	MPASS(ut == w->curthread && ut != &w->idle);
 	account(w, ut, now, 0);
+	ULT_TRACE(TEV_EXIT, now, ut->id, 0, 0, 0);
+	if (ult__stats_on)
+		ult__stats_exit(ut);
 	w->clk_ns = now;
 	w->clk_valid = 1;
 	ntd = ult__rt.sched->throw_(&ut->td);
 	w->clk_valid = 0;
-	switch_to(w, ut, ult__td2ut(ntd), NULL, 1);
+	switch_to(w, ut, ult__td2ut(ntd), NULL, 1, now);
 	abort(); /* a dead thread is never resumed */
 }
 

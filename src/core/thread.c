@@ -25,6 +25,7 @@
 #include "../sync/sleepq.h"
 #include "../sync/turnstile.h"
 #include "runtime.h"
+#include "stats.h"
 #include "tls.h"
 
 /* The lock of threads that have exited: never contended in practice. */
@@ -154,8 +155,10 @@ ult__thread_slab_fini(void)
 		struct slab_chunk *c = slab_chunks;
 
 		slab_chunks = c->next;
-		for (size_t i = 0; i < c->nmade; i++)
+		for (size_t i = 0; i < c->nmade; i++) {
 			ult__ts_free(c->t[i].ts_spare);
+			ult__stats_thread_free(&c->t[i]);
+		}
 		munmap(c, SLAB_CHUNK_BYTES);
 	}
 	free_head = free_tail = NULL;
@@ -280,6 +283,9 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 	atomic_init(&ut->nvcsw, 0);
 	atomic_init(&ut->nivcsw, 0);
 	atomic_init(&ut->nmigrations, 0);
+	ult__stats_thread_init(ut);
+	ut->tseen = 0;
+	atomic_init(&ut->wmesg, NULL);
 	ult__timer_init(&ut->slp_timer);
 	atomic_init(&ut->slp_waiter, NULL);
 	atomic_init(&ut->wchan, NULL);
@@ -408,6 +414,11 @@ spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 	self = ult__self_ut();
 	held = self != NULL ? ult__clock_hold(w) : 0;
 	thread_setup(ut, a, fn, arg);
+	/* Its creation is its first wakeup (run-queue delay, the trace). */
+	ut->twake = 1;
+	ut->rq_ns = held ? w->clk_ns : ult__fastclock_now();
+	if (ULT_UNLIKELY(ULT_PLD(&ult__trace_on)))
+		ult__trace_spawn(self, ut);
 	atomic_fetch_add(&ult__rt.nthreads, 1);
 	if (t != NULL)
 		*t = ut;
@@ -504,7 +515,7 @@ ult_join(ult_thread_t *t, void **ret)
 	t->joining = 1;
 	while (ULT_LD_ACQ(&t->lstate) != UT_ZOMBIE) {
 		ult__waiter_self(&w);
-		ult__sleepq_add(t, &w);
+		ult__sleepq_add(t, &w, "join");
 		ult__sleepq_wait(t, &w, 0);
 		ult__sleepq_lock(t);
 	}

@@ -268,6 +268,8 @@ ult__workers_start(void)
 		idle->last_cpu = i;
 		idle->id = 0;
 		strcpy(idle->name, "idle");
+		if ((err = ult__trace_worker_init(w)) != 0)
+			return (err);
 		atomic_init(&idle->lstate, UT_ALIVE);
 		w->curthread = idle;
 		ULT_ST(&w->state, MACH_CPU_PARKED);

@@ -181,7 +181,7 @@ ult_blocking(void *(*fn)(void *), void *arg, void **ret)
 			break;
 		}
 		ult__waiter_self(&w);
-		ult__sleepq_add(&j, &w);
+		ult__sleepq_add(&j, &w, "blocking");
 		ult__sleepq_wait(&j, &w, 0);
 	}
 	ult__userret();

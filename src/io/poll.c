@@ -309,7 +309,7 @@ await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
 	for (int d = 0; d < 2; d++)
 		if (dirs & (1u << d))
 			e->w[d] = &w;
-	ult__sleepq_add(&e->chan, &w);
+	ult__sleepq_add(&e->chan, &w, "fd");
 	atomic_fetch_add(&ult__io_nwaiting, 1);
 	err = ult__sleepq_wait_pri(&e->chan, &w, deadline,
 	    PSOCK | (ULT_LD(&ult__io_boost) ? PRI_SLEEP_BOOST : 0));

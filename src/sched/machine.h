@@ -71,6 +71,10 @@ int mach_cpus_blocked(void);
  * spinner may leave the work to it. */
 int mach_idle_spinning(void);
 
+/* td moves from one CPU's queue to another's (steal, balance): for the
+ * host's trace (FreeBSD's KTR_SCHED points); no effect on the policy. */
+void mach_trace_move(const struct thread *td, int from, int to);
+
 /* cpu_idle_wakeup(): wake cpu if it sleeps in its idle loop.  Returns 1 if
  * the host can wake it without an IPI (it always can in user space). */
 int mach_cpu_idle_wakeup(int cpu);

@@ -463,6 +463,7 @@ tdq_move(struct tdq *from, struct tdq *to)
 	if ((td = tdq_steal(from)) == NULL)
 		return (-1);
 	thread_lock_block_wait(td);
+	mach_trace_move(td, TDQ_ID(from), TDQ_ID(to));
 	ule_rem(td);
 	thread_lock_unblock(td, TDQ_LOCKPTR(to));
 	td_get_sched(td)->ts_cpu = TDQ_ID(to);

@@ -58,7 +58,7 @@ ult_barrier_wait(ult_barrier_t *b)
 		ult__sync_done();
 		return (ULT_BARRIER_SERIAL_THREAD);
 	}
-	ult__sleepq_add(b, &w);
+	ult__sleepq_add(b, &w, "barrier");
 	ult__sleepq_wait(b, &w, 0);
 	ult__sync_done();
 	return (0);
@@ -101,7 +101,7 @@ ult_once(ult_once_t *o, void (*fn)(void))
 			break;
 		if (v == ONCE_RUNNING && !ULT_PCAS(&o->_state, &v, ONCE_WAITED))
 			continue;
-		ult__sleepq_add(o, &w);
+		ult__sleepq_add(o, &w, "once");
 		ult__sleepq_wait(o, &w, 0);
 		ult__sleepq_lock(o);
 	}

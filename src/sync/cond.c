@@ -48,7 +48,7 @@ cond_wait(ult_cond_t *c, ult_mutex_t *m, uint64_t deadline)
 	/* Queue before releasing m: a signal after our unlock finds us. */
 	ult__sleepq_lock(c);
 	__atomic_fetch_add(&c->_waiters, 1, __ATOMIC_RELAXED);
-	ult__sleepq_add(c, &w);
+	ult__sleepq_add(c, &w, "cond");
 	w.mutex = m;
 	ult__mutex_unlock_locked(m, self);
 	r = ult__sleepq_wait(c, &w, deadline);

@@ -121,7 +121,7 @@ lock_slow(ult_mutex_t *m, uintptr_t self, uint64_t deadline)
 			continue;
 		}
 		r = ult__ts_wait(m, ts, MTX_OWNER(v), TS_EXCLUSIVE_QUEUE, &w,
-		    deadline);
+		    deadline, "mutex");
 		if (r == SYNC_GRANTED)
 			return (
 			    0); /* the wakeup ordered us after the releaser */

@@ -110,7 +110,7 @@ rw_block(ult_rwlock_t *rw, int queue, unsigned flag)
 	}
 	/* Acquire: the waiter touches the owner's thread (set_owner). */
 	owner = (v & RW_WRITE) ? ULT_PLD_ACQ(&rw->_owner) : 0;
-	r = ult__ts_wait(rw, ts, owner, queue, &w, 0);
+	r = ult__ts_wait(rw, ts, owner, queue, &w, 0, "rwlock");
 	if (r == SYNC_GRANTED)
 		return (1); /* the wakeup ordered us after the releaser */
 	return (r == 0 ? 0 : r);

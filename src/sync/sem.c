@@ -83,7 +83,7 @@ sem_wait_slow(ult_sem_t *s, uint64_t deadline)
 			return (0);
 		}
 	}
-	ult__sleepq_add(s, &w);
+	ult__sleepq_add(s, &w, "sem");
 	r = ult__sleepq_wait(s, &w, deadline);
 	/* 0: a post handed its unit over and dropped our registration. */
 	if (r != 0)

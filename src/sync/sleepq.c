@@ -55,13 +55,15 @@ ult__sleepq_release(const void *wchan)
 }
 
 void
-ult__sleepq_add(const void *wchan, struct ult__waiter *w)
+ult__sleepq_add(const void *wchan, struct ult__waiter *w, const char *wmesg)
 {
 	MTX_ASSERT_OWNED(&chain_of(wchan)->lock);
 	MPASS(!ult__list_linked(&w->link));
 	w->wchan = wchan;
 	w->result = 0;
 	ULT_ST(&w->futex, 0);
+	if (w->ut != NULL)
+		ULT_ST(&w->ut->wmesg, wmesg);
 	ult__list_insert_tail(&chain_of(wchan)->waiters, &w->link);
 }
 
@@ -85,6 +87,7 @@ resume(struct sleepq_chain *sc, struct ult__waiter *w)
 	if (TD_CAN_RUN(td)) {
 		int held = ult__clock_hold(ult__tls_worker);
 
+		ult__became_runnable(w->ut);
 		ult__rt.sched->wakeup(td, SRQ_HOLD | ult__wake_flags());
 		ult__clock_drop(held);
 	}
@@ -286,6 +289,8 @@ ult__sleepq_wait_pri(const void *wchan, struct ult__waiter *w,
 	thread_lock_set(td, &sc->lock);
 	TD_SET_SLEEPING(td);
 	ULT_ST(&ut->wchan, wchan);
+	ULT_TRACE(TEV_SLEEP, ult__tls_worker->clk_ns, ut->id, wchan,
+	    ULT_LD(&ut->wmesg), 0);
 	ult__mi_switch(ut, SW_VOL | SWT_SLEEPQ, NULL);
 	ult__clock_drop(held);
 	ULT_ST(&ut->wchan, NULL);

@@ -20,8 +20,10 @@
 /* Lock the chain of wchan. */
 void ult__sleepq_lock(const void *wchan);
 void ult__sleepq_release(const void *wchan);
-/* Chain locked: queue w (filled by ult__waiter_self) on wchan. */
-void ult__sleepq_add(const void *wchan, struct ult__waiter *w);
+/* Chain locked: queue w (filled by ult__waiter_self) on wchan.  wmesg:
+ * what it waits for, a static string ("sem", "join": reports, trace). */
+void ult__sleepq_add(const void *wchan, struct ult__waiter *w,
+    const char *wmesg);
 /*
  * Chain locked, after ult__sleepq_add: sleep until woken or until the
  * absolute deadline (0: none).  Returns with the chain unlocked; 0 when

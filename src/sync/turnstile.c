@@ -529,6 +529,7 @@ resume(struct ult__waiter *w, int lend)
 	if (TD_CAN_RUN(td)) {
 		int held = ult__clock_hold(ult__tls_worker);
 
+		ult__became_runnable(w->ut);
 		ult__rt.sched->add(td, SRQ_HOLD | ult__wake_flags());
 		ult__clock_drop(held);
 	}
@@ -598,7 +599,7 @@ ts_timeout(void *arg)
 
 int
 ult__ts_wait(const void *obj, struct ult__turnstile *ts, uintptr_t owner,
-    int queue, struct ult__waiter *w, uint64_t deadline)
+    int queue, struct ult__waiter *w, uint64_t deadline, const char *wmesg)
 {
 	struct ts_chain *tc = chain_of(obj);
 	struct ult_thread *ut = w->ut, *old;
@@ -608,6 +609,14 @@ ult__ts_wait(const void *obj, struct ult__turnstile *ts, uintptr_t owner,
 	/* Set before the timer: its expiry locks w's chain, which we hold,
 	 * and so finds w queued or already gone. */
 	w->wchan = obj;
+	if (ULT_UNLIKELY(ULT_PLD(&ult__trace_on))) {
+		struct ult_thread *o = ult__sync_id_thread(owner);
+
+		ult__trace_emit(TEV_LOCK, 0, ut != NULL ? ut->id : 0,
+		    (uintptr_t)obj, o != NULL ? o->id : 0, 0);
+	}
+	if (ut != NULL)
+		ULT_ST(&ut->wmesg, wmesg);
 	if (deadline != 0 && ut != NULL) {
 		ULT_ST_REL(&ut->slp_waiter, w);
 		ult__timer_add(&ut->slp_timer, ut->td.td_oncpu, deadline,

@@ -55,12 +55,13 @@ void ult__ts_release(const void *obj, struct ult__turnstile *ts);
 /*
  * Block the caller (w from ult__waiter_self) on obj, whose chain is locked
  * by ult__ts_lookup, which returned ts.  owner: the lock owner's id, 0 if
- * none or shared.  deadline: absolute ns, 0 for none.  Returns with
- * nothing locked: SYNC_GRANTED (the waker made the caller the owner), 0
+ * none or shared.  deadline: absolute ns, 0 for none.  wmesg: a static
+ * string naming the kind of lock ("mutex"), for reports and the trace.  Returns
+ * with nothing locked: SYNC_GRANTED (the waker made the caller the owner), 0
  * (woken: retry) or ETIMEDOUT.
  */
 int ult__ts_wait(const void *obj, struct ult__turnstile *ts, uintptr_t owner,
-    int queue, struct ult__waiter *w, uint64_t deadline);
+    int queue, struct ult__waiter *w, uint64_t deadline, const char *wmesg);
 
 /* Chain and ts locked: the head waiter of a queue (NULL if empty) and the
  * number of waiters in a queue. */

@@ -33,7 +33,7 @@ ult_sleep_until(uint64_t deadline)
 	do {
 		ult__waiter_self(&w);
 		ult__sleepq_lock(&ut->slp_timer);
-		ult__sleepq_add(&ut->slp_timer, &w);
+		ult__sleepq_add(&ut->slp_timer, &w, "sleep");
 		r = ult__sleepq_wait(&ut->slp_timer, &w, deadline);
 	} while (r != ETIMEDOUT && r != EINTR);
 	ult__userret();

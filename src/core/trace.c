@@ -1,0 +1,352 @@
+/*
+ * Trace buffers.  Every kernel thread that records an event has a ring of
+ * its own: a worker's is made before it starts (w->tbuf), any other
+ * thread's (the clock thread, a foreign thread, a blocking-call helper)
+ * at its first event.  The recording thread is the only writer, but a
+ * signal handler on it may record in the middle of another record, so a
+ * slot is claimed with an atomic add and published by its seq word; the
+ * flusher thread copies published slots in order to the raw file every
+ * few milliseconds and frees them by moving tail.  A full ring counts the
+ * event as dropped: the JSON says how many, per track.
+ *
+ * The raw file is <path>.raw, unlinked as soon as it is open: nothing is
+ * left behind, and the JSON is written from it at the end (trace_json.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime.h"
+#include "trace.h"
+
+#define TBUF_DEFAULT (1u << 16) /* records a ring: 3 MiB */
+#define TBUF_SLACK 64		/* room for signal handlers' records */
+#define FLUSH_NS 2000000	/* the flusher's period */
+
+int ult__trace_on;
+
+struct tbuf {
+	struct ult__tev *ev;
+	atomic_uint head; /* next slot to claim */
+	atomic_uint tail; /* next slot to drain: the flusher's */
+	atomic_uint_fast64_t dropped[TEV_NKINDS]; /* by kind */
+	struct ult__trace_track info;
+	struct tbuf *next; /* on `all' */
+};
+
+static struct {
+	pthread_mutex_t lock; /* start/finish, and adding to `all' */
+	struct tbuf *_Atomic all;
+	unsigned size, ntracks;
+	unsigned gen; /* tracing sessions started: stale tls_tbuf check */
+	int rawfd, outfd;
+	int flushing;
+	atomic_int stop;
+	pthread_t flusher;
+	atomic_uint_fast64_t lost; /* records the raw file refused */
+} tr = {.lock = PTHREAD_MUTEX_INITIALIZER, .rawfd = -1, .outfd = -1};
+
+static __thread struct tbuf *tls_tbuf;
+static __thread unsigned tls_gen;
+
+static struct tbuf *
+buf_new(int cpu, const char *name)
+{
+	struct tbuf *b = calloc(1, sizeof(*b));
+
+	if (b == NULL)
+		return (NULL);
+	b->ev = calloc(tr.size, sizeof(*b->ev));
+	if (b->ev == NULL) {
+		free(b);
+		return (NULL);
+	}
+	b->info.cpu = cpu;
+	snprintf(b->info.name, sizeof(b->info.name), "%s", name);
+	pthread_mutex_lock(&tr.lock);
+	b->info.id = ++tr.ntracks;
+	b->next = ULT_LD(&tr.all);
+	ULT_ST_REL(&tr.all, b);
+	pthread_mutex_unlock(&tr.lock);
+	return (b);
+}
+
+/* A thread that is no worker: its own ring, named after its thread. */
+static struct tbuf *
+buf_other(void)
+{
+	char name[16] = "thread";
+
+	if (tls_tbuf != NULL && tls_gen == tr.gen)
+		return (tls_tbuf);
+	/* Not pthread_getname_np: the drop-in answers that for uthreads. */
+	(void)prctl(PR_GET_NAME, name, 0, 0, 0);
+	tls_tbuf = buf_new(-1, name);
+	tls_gen = tr.gen;
+	return (tls_tbuf);
+}
+
+void
+ult__trace_emit(int kind, uint64_t ts, uint64_t a, uint64_t b, uint64_t c,
+    uint32_t d)
+{
+	struct ult__worker *w = ult__tls_worker;
+	struct tbuf *t = w != NULL ? w->tbuf : buf_other();
+	struct ult__tev *e;
+	unsigned h;
+
+	if (t == NULL)
+		return;
+	h = ULT_LD(&t->head);
+	if (h - ULT_LD_ACQ(&t->tail) >= tr.size - TBUF_SLACK) {
+		ULT_ADD(&t->dropped[kind], 1);
+		return;
+	}
+	h = ULT_ADD(&t->head, 1);
+	e = &t->ev[h & (tr.size - 1)];
+	e->ts = ts != 0 ? ts : ult__fastclock_now();
+	e->a = a;
+	e->b = b;
+	e->c = c;
+	e->d = d;
+	e->kind = (uint16_t)kind;
+	e->cpu = (int16_t)(w != NULL ? w->id : ult__tls_actcpu);
+	e->track = t->info.id;
+	ULT_ST_REL(&e->seq, h + 1);
+}
+
+static void
+raw_write(const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t k = write(tr.rawfd, c, n);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			ULT_ADD(&tr.lost, n / sizeof(struct ult__tev));
+			return;
+		}
+		c += k;
+		n -= (size_t)k;
+	}
+}
+
+/* Copy b's published records to the raw file, oldest first. */
+static void
+drain(struct tbuf *b)
+{
+	unsigned t = ULT_LD(&b->tail), n = 0, mask = tr.size - 1;
+
+	while (
+	    n < tr.size && ULT_LD_ACQ(&b->ev[(t + n) & mask].seq) == t + n + 1)
+		n++;
+	if (n == 0)
+		return;
+	if ((t & mask) + n > tr.size) {
+		unsigned first = tr.size - (t & mask);
+
+		raw_write(&b->ev[t & mask], first * sizeof(*b->ev));
+		raw_write(&b->ev[0], (n - first) * sizeof(*b->ev));
+	} else
+		raw_write(&b->ev[t & mask], n * sizeof(*b->ev));
+	ULT_ST_REL(&b->tail, t + n);
+}
+
+static void
+drain_all(void)
+{
+	for (struct tbuf *b = ULT_LD_ACQ(&tr.all); b != NULL; b = b->next)
+		drain(b);
+}
+
+static void *
+flusher(void *arg)
+{
+	struct timespec ts = {0, FLUSH_NS};
+
+	(void)arg;
+	ult__os_set_name("ult-trace");
+	while (!ULT_LD_ACQ(&tr.stop)) {
+		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+		drain_all();
+	}
+	return (NULL);
+}
+
+/* ULT_TRACE_BUFFER: records a ring, a power of two (tests make it small). */
+static int
+ring_size(unsigned *out)
+{
+	const char *s = getenv("ULT_TRACE_BUFFER");
+	char *end;
+	unsigned long v;
+
+	*out = TBUF_DEFAULT;
+	if (s == NULL || *s == '\0')
+		return (0);
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 256 || v > (1ul << 24) ||
+	    (v & (v - 1)) != 0)
+		return (EINVAL);
+	*out = (unsigned)v;
+	return (0);
+}
+
+static void
+free_all(void)
+{
+	struct tbuf *b = ULT_LD(&tr.all);
+
+	while (b != NULL) {
+		struct tbuf *n = b->next;
+
+		free(b->ev);
+		free(b);
+		b = n;
+	}
+	ULT_ST(&tr.all, NULL);
+}
+
+int
+ult__trace_start(void)
+{
+	const char *path = getenv("ULT_TRACE");
+	char raw[4096];
+	int err;
+
+	if (path == NULL || *path == '\0')
+		return (0);
+	if ((err = ring_size(&tr.size)) != 0)
+		return (err);
+	if (snprintf(raw, sizeof(raw), "%s.raw", path) >= (int)sizeof(raw))
+		return (ENAMETOOLONG);
+	pthread_mutex_lock(&tr.lock);
+	tr.outfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	tr.rawfd = open(raw, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	err = tr.outfd < 0 || tr.rawfd < 0 ? errno : 0;
+	if (tr.rawfd >= 0)
+		(void)unlink(raw);
+	tr.gen++;
+	tr.ntracks = 0;
+	ULT_ST(&tr.lost, 0);
+	ULT_ST(&tr.stop, 0);
+	if (err == 0 &&
+	    (err = pthread_create(&tr.flusher, NULL, flusher, NULL)) == 0)
+		tr.flushing = 1;
+	if (err != 0) {
+		if (tr.outfd >= 0)
+			close(tr.outfd);
+		if (tr.rawfd >= 0)
+			close(tr.rawfd);
+		tr.outfd = tr.rawfd = -1;
+	}
+	pthread_mutex_unlock(&tr.lock);
+	if (err == 0)
+		ULT_PST(&ult__trace_on, 1);
+	return (err);
+}
+
+int
+ult__trace_worker_init(struct ult__worker *w)
+{
+	char name[24];
+
+	w->tbuf = NULL;
+	if (!ULT_PLD(&ult__trace_on))
+		return (0);
+	snprintf(name, sizeof(name), "worker %d%s", w->id,
+	    w->id >= ult__rt.ncpu ? " (spare)" : "");
+	w->tbuf = buf_new(w->id, name);
+	return (w->tbuf != NULL ? 0 : ENOMEM);
+}
+
+void
+ult__trace_spawn(struct ult_thread *parent, struct ult_thread *ut)
+{
+	size_t n = strnlen(ut->name, sizeof(ut->name));
+	uint64_t now = ult__fastclock_now();
+
+	ULT_TRACE(TEV_SPAWN, now, parent != NULL ? parent->id : 0, ut->id, 0,
+	    1);
+	for (size_t off = 0; off < n; off += 12) {
+		uint64_t p[2] = {0, 0};
+
+		memcpy(p, ut->name + off, n - off < 12 ? n - off : 12);
+		ULT_TRACE(TEV_NAME, now, ut->id, p[0], p[1], off / 12);
+	}
+}
+
+void
+ult__trace_switch(struct ult__worker *w, struct ult_thread *from,
+    struct ult_thread *to, uint64_t now)
+{
+	uint32_t k = 0;
+
+	/* The first run after a wakeup ends the wakeup's flow. */
+	if (to != &w->idle && to->twake != to->tseen) {
+		k = to->twake;
+		to->tseen = k;
+	}
+	ult__trace_emit(TEV_SWITCH, now, from == &w->idle ? 0 : from->id,
+	    to == &w->idle ? 0 : to->id, (uint64_t)from->last_swt, k);
+}
+
+void
+ult__trace_wakeup(struct ult_thread *ut, uint64_t now)
+{
+	struct ult_thread *self = ult__self_ut();
+
+	ult__trace_emit(TEV_WAKEUP, now, self != NULL ? self->id : 0, ut->id,
+	    (uint64_t)-1, ut->twake);
+}
+
+void
+ult__trace_finish(int threads_gone)
+{
+	struct ult__trace_track *tracks;
+	int n = 0;
+
+	pthread_mutex_lock(&tr.lock);
+	if (!tr.flushing) {
+		pthread_mutex_unlock(&tr.lock);
+		return;
+	}
+	ULT_PST(&ult__trace_on, 0);
+	ULT_ST_REL(&tr.stop, 1);
+	pthread_mutex_unlock(&tr.lock);
+	pthread_join(tr.flusher, NULL);
+	pthread_mutex_lock(&tr.lock);
+	tr.flushing = 0;
+	drain_all();
+	tracks = calloc(tr.ntracks + 1, sizeof(*tracks));
+	for (struct tbuf *b = ULT_LD(&tr.all); b != NULL && tracks != NULL;
+	     b = b->next) {
+		tracks[n] = b->info;
+		for (int k = 1; k < TEV_NKINDS; k++) {
+			tracks[n].dropped[k] = ULT_LD(&b->dropped[k]);
+			tracks[n].dropped[0] += tracks[n].dropped[k];
+		}
+		n++;
+	}
+	if (tracks == NULL || lseek(tr.rawfd, 0, SEEK_SET) != 0 ||
+	    ult__trace_json(tr.rawfd, tr.outfd, tracks, n, ULT_LD(&tr.lost)) !=
+		0)
+		fprintf(stderr, "ult: ULT_TRACE: could not write the trace\n");
+	free(tracks);
+	close(tr.rawfd);
+	close(tr.outfd);
+	tr.rawfd = tr.outfd = -1;
+	if (threads_gone)
+		free_all();
+	pthread_mutex_unlock(&tr.lock);
+}
