@@ -123,7 +123,7 @@ ult__handoff_set(struct ult__worker *w, int on)
 	atomic_fetch_add(&ult__rt.nblocked, on ? 1 : -1);
 	if (on) {
 		ULT_ADD(&w->nhandoffs, 1);
-		ULT_TRACE(TEV_HANDOFF, 0, w->id, 0, 0, 0);
+		ULT_TRACE(TEV_HANDOFF, handoff, 0, w->id, 0, 0, 0);
 	}
 }
 

@@ -58,6 +58,16 @@ ult_thread_info(ult_thread_t *t, struct ult_thread_info *out)
 		out->state = ULT_STATE_RUNNING;
 	out->pctcpu = 100.0 * st.pctcpu / FSCALE;
 	out->runtime_ns = ULT_LD(&t->runtime_ns);
+	/* A running thread's current run counts too: it cannot switch (and
+	 * charge it) while we hold its lock. */
+	if (t->td.td_state == TDS_RUNNING && t->td.td_oncpu != NOCPU) {
+		uint64_t since =
+		    ULT_LD(&ult__rt.workers[t->td.td_oncpu].last_switch_ns);
+		uint64_t now = ult__fastclock_now();
+
+		if (now > since)
+			out->runtime_ns += now - since;
+	}
 	out->nvcsw = ULT_LD(&t->nvcsw);
 	out->nivcsw = ULT_LD(&t->nivcsw);
 	out->deferred = ULT_LD(&t->sc_deferred);

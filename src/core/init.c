@@ -11,6 +11,7 @@
 #include "../util/mem.h"
 #include "../io/io.h"
 #include "runtime.h"
+#include "shm.h"
 #include "stats.h"
 #include "tls.h"
 
@@ -49,6 +50,7 @@ at_exit(void)
 {
 	if (ULT_LD(&ult__rt.state) != RT_RUNNING)
 		return;
+	ult__shm_exit();
 	ult__stats_report();
 	ult__trace_finish(0);
 }
@@ -156,6 +158,7 @@ configure(const struct ult_config *cfg, int nos)
 static void
 teardown(int workers, int clock, int policy)
 {
+	ult__shm_stop();
 	ult__blocking_fini();
 	if (clock)
 		ult__clock_stop();
@@ -236,6 +239,7 @@ start(const struct ult_config *cfg)
 		goto fail_policy;
 	if ((err = ult__clock_start()) != 0)
 		goto fail_workers;
+	ult__shm_start();
 	return (0);
 fail_workers:
 	teardown(1, 0, 1);

@@ -63,8 +63,12 @@ mach_ticks(void)
 void
 mach_trace_move(const struct thread *td, int from, int to)
 {
-	ULT_TRACE(mach_curcpu() == to ? TEV_STEAL : TEV_PUSH, 0,
-	    ult__td2ut((struct thread *)(uintptr_t)td)->id, from, to, 0);
+	uint64_t id = ult__td2ut((struct thread *)(uintptr_t)td)->id;
+
+	if (mach_curcpu() == to)
+		ULT_TRACE(TEV_STEAL, steal, 0, id, from, to, 0);
+	else
+		ULT_TRACE(TEV_PUSH, push, 0, id, from, to, 0);
 }
 
 const struct cpu_group *

@@ -118,7 +118,7 @@ owe(struct ult__worker *w)
 {
 	ULT_ST(&w->owed, 1);
 	ULT_ST(&w->nowed, ULT_LD(&w->nowed) + 1);
-	ULT_TRACE(TEV_OWED, 0, w->curthread->id, 0, 0, 0);
+	ULT_TRACE(TEV_OWED, preempt_owed, 0, w->curthread->id, 0, 0, 0);
 }
 
 /* Within ult_schedctl_start/stop: defer up to the bound, then force. */
@@ -138,11 +138,11 @@ schedctl_defers(struct ult_thread *ut)
 	if (now - since < (uint64_t)ULT_LD(&ult__schedctl_bound_us) * 1000u) {
 		ULT_ST(&ut->sc_owed, 1);
 		ULT_ST(&ut->sc_deferred, ULT_LD(&ut->sc_deferred) + 1);
-		ULT_TRACE(TEV_DEFERRED, now, ut->id, 0, 0, 0);
+		ULT_TRACE(TEV_DEFERRED, preempt_deferred, now, ut->id, 0, 0, 0);
 		return (1);
 	}
 	ULT_ST(&ut->sc_forced, ULT_LD(&ut->sc_forced) + 1);
-	ULT_TRACE(TEV_FORCED, now, ut->id, 0, 0, 0);
+	ULT_TRACE(TEV_FORCED, preempt_forced, now, ut->id, 0, 0, 0);
 	ULT_ST(&ut->sc_since, 0);
 	ULT_ST(&ut->sc_owed, 0);
 	return (0);
@@ -234,7 +234,7 @@ preempt_handler(int sig, siginfo_t *si, void *ucv)
 	}
 	e = errno;
 	ULT_ST(&w->npreempt, ULT_LD(&w->npreempt) + 1);
-	ULT_TRACE(TEV_PREEMPT, 0, ut->id, 0, 0, 0);
+	ULT_TRACE(TEV_PREEMPT, preempt, 0, ut->id, 0, 0, 0);
 	pin(ut);
 	ult__userret();
 	/* Maybe on another worker now (ult.preempt_migrate): the frame
@@ -261,7 +261,7 @@ ult__preempt_kick(int cpu)
 		return;
 	if (atomic_exchange(&w->kicked, 1) != 0)
 		return;
-	ULT_TRACE(TEV_PREEMPT_SENT, 0, cpu, 0, 0, 0);
+	ULT_TRACE(TEV_PREEMPT_SENT, preempt_sent, 0, cpu, 0, 0, 0);
 	/* One system call: the pid is cached, the siginfo prepared. */
 	syscall(SYS_rt_tgsigqueueinfo, ULT_LD(&preempt_pid), ULT_LD(&w->tid),
 	    PREEMPT_SIGNAL, &preempt_si);

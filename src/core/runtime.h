@@ -157,7 +157,9 @@ struct ult__worker {
 	/* (k) the clock read at the start of the current switch */
 	uint64_t clk_ns;
 	int clk_valid;
-	uint64_t last_switch_ns;
+	/* (k, a) when the running thread started: ult_thread_info adds
+	 * the time since to a running thread's runtime */
+	atomic_uint_fast64_t last_switch_ns;
 	/* (a) cross-thread words */
 	atomic_uint park; /* parker (worker.c): parked by k, unparked by
 			     anyone adding work */
@@ -316,6 +318,7 @@ ult__became_runnable(struct ult_thread *ut)
 
 	ut->rq_ns = now;
 	ut->twake++;
+	ULT_USDT(wakeup, ut->id, w != NULL ? w->id : -1, 0);
 	if (ULT_UNLIKELY(ULT_PLD(&ult__trace_on)))
 		ult__trace_wakeup(ut, now);
 }

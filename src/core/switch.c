@@ -51,9 +51,10 @@ static void
 account(struct ult__worker *w, struct ult_thread *from, uint64_t now, int flags)
 {
 	/* The fast clock may step back a little when it is re-anchored. */
-	uint64_t d = now > w->last_switch_ns ? now - w->last_switch_ns : 0;
+	uint64_t last = ULT_LD(&w->last_switch_ns);
+	uint64_t d = now > last ? now - last : 0;
 
-	w->last_switch_ns = now;
+	ULT_ST(&w->last_switch_ns, now);
 	if (from == &w->idle) {
 		ULT_ST(&w->idle_ns, ULT_LD(&w->idle_ns) + d);
 		return;
@@ -105,6 +106,7 @@ static void
 switch_to(struct ult__worker *w, struct ult_thread *from, struct ult_thread *to,
     struct mtx *mtx, int dying, uint64_t now)
 {
+	ULT_USDT(switch, from->id, to->id, from->last_swt);
 	if (ULT_UNLIKELY(ULT_PLD(&ult__trace_on)))
 		ult__trace_switch(w, from, to, now);
 	if (to != &w->idle)
@@ -151,8 +153,8 @@ ult__switch_finish(void)
 		if (cur->last_cpu >= 0) {
 			ULT_ST(&cur->nmigrations,
 			    ULT_LD(&cur->nmigrations) + 1);
-			ULT_TRACE(TEV_MIGRATE, 0, cur->id, cur->last_cpu, w->id,
-			    0);
+			ULT_TRACE(TEV_MIGRATE, migrate, 0, cur->id,
+			    cur->last_cpu, w->id, 0);
 		}
 		cur->last_cpu = w->id;
 	}
@@ -205,7 +207,7 @@ ult__exit_switch(struct ult_thread *ut)
 	thread_lock(&ut->td);
 	MPASS(ut == w->curthread && ut != &w->idle);
 	account(w, ut, now, 0);
-	ULT_TRACE(TEV_EXIT, now, ut->id, 0, 0, 0);
+	ULT_TRACE(TEV_EXIT, exit, now, ut->id, 0, 0, 0);
 	if (ult__stats_on)
 		ult__stats_exit(ut);
 	w->clk_ns = now;

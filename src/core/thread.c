@@ -417,6 +417,7 @@ spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 	/* Its creation is its first wakeup (run-queue delay, the trace). */
 	ut->twake = 1;
 	ut->rq_ns = held ? w->clk_ns : ult__fastclock_now();
+	ULT_USDT(spawn, self != NULL ? self->id : 0, ut->id, 0);
 	if (ULT_UNLIKELY(ULT_PLD(&ult__trace_on)))
 		ult__trace_spawn(self, ut);
 	atomic_fetch_add(&ult__rt.nthreads, 1);

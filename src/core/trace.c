@@ -174,6 +174,8 @@ flusher(void *arg)
 	struct timespec ts = {0, FLUSH_NS};
 
 	(void)arg;
+	/* The program's signals are for its own threads. */
+	ult__os_block_async_signals();
 	ult__os_set_name("ult-trace");
 	while (!ULT_LD_ACQ(&tr.stop)) {
 		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
@@ -276,13 +278,14 @@ ult__trace_spawn(struct ult_thread *parent, struct ult_thread *ut)
 	size_t n = strnlen(ut->name, sizeof(ut->name));
 	uint64_t now = ult__fastclock_now();
 
-	ULT_TRACE(TEV_SPAWN, now, parent != NULL ? parent->id : 0, ut->id, 0,
-	    1);
+	ult__trace_emit(TEV_SPAWN, now, parent != NULL ? parent->id : 0, ut->id,
+	    0, 1);
 	for (size_t off = 0; off < n; off += 12) {
 		uint64_t p[2] = {0, 0};
 
 		memcpy(p, ut->name + off, n - off < 12 ? n - off : 12);
-		ULT_TRACE(TEV_NAME, now, ut->id, p[0], p[1], off / 12);
+		ult__trace_emit(TEV_NAME, now, ut->id, p[0], p[1],
+		    (uint32_t)(off / 12));
 	}
 }
 

@@ -45,8 +45,29 @@ extern int ult__trace_on;
 void ult__trace_emit(int kind, uint64_t ts, uint64_t a, uint64_t b, uint64_t c,
     uint32_t d);
 
-#define ULT_TRACE(kind, ts, a, b, c, d)                                   \
+/*
+ * USDT probes (provider "ult") at the same points, for perf and bpftrace,
+ * where the build found <sys/sdt.h> (Debian: systemtap-sdt-dev).  A probe
+ * is a nop until a tracer attaches; its arguments are values the code
+ * has at hand.  DESIGN.md, "Tracing", lists them.
+ */
+#if defined(__has_include)
+#if __has_include(<sys/sdt.h>) && !defined(ULT_NO_USDT)
+#include <sys/sdt.h>
+#define ULT_HAVE_USDT 1
+#endif
+#endif
+#ifdef ULT_HAVE_USDT
+#define ULT_USDT(name, a, b, c) \
+	DTRACE_PROBE3(ult, name, (uint64_t)(a), (uint64_t)(b), (uint64_t)(c))
+#else
+#define ULT_USDT(name, a, b, c) ((void)0)
+#endif
+
+/* A trace point: the USDT probe `probe', and the trace's event. */
+#define ULT_TRACE(kind, probe, ts, a, b, c, d)                            \
 	do {                                                              \
+		ULT_USDT(probe, a, b, c);                                 \
 		if (ULT_UNLIKELY(ULT_PLD(&ult__trace_on)))                \
 			ult__trace_emit((kind), (ts), (uint64_t)(a),      \
 			    (uint64_t)(b), (uint64_t)(c), (uint32_t)(d)); \

@@ -241,7 +241,7 @@ worker_main(void *arg)
 	}
 	ult__san_adopt_current(&w->idle.san, lo, size);
 	ult__san_scratch_create(&w->scratch_san);
-	w->last_switch_ns = ult__fastclock_now();
+	ULT_ST(&w->last_switch_ns, ult__fastclock_now());
 	ult__io_worker_init(w);
 	ULT_ST_REL(&w->ready, 1);
 	idle_loop(w);

@@ -289,7 +289,7 @@ ult__sleepq_wait_pri(const void *wchan, struct ult__waiter *w,
 	thread_lock_set(td, &sc->lock);
 	TD_SET_SLEEPING(td);
 	ULT_ST(&ut->wchan, wchan);
-	ULT_TRACE(TEV_SLEEP, ult__tls_worker->clk_ns, ut->id, wchan,
+	ULT_TRACE(TEV_SLEEP, sleep, ult__tls_worker->clk_ns, ut->id, wchan,
 	    ULT_LD(&ut->wmesg), 0);
 	ult__mi_switch(ut, SW_VOL | SWT_SLEEPQ, NULL);
 	ult__clock_drop(held);

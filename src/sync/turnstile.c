@@ -609,6 +609,7 @@ ult__ts_wait(const void *obj, struct ult__turnstile *ts, uintptr_t owner,
 	/* Set before the timer: its expiry locks w's chain, which we hold,
 	 * and so finds w queued or already gone. */
 	w->wchan = obj;
+	ULT_USDT(lock_contended, ut != NULL ? ut->id : 0, (uintptr_t)obj, 0);
 	if (ULT_UNLIKELY(ULT_PLD(&ult__trace_on))) {
 		struct ult_thread *o = ult__sync_id_thread(owner);
 

@@ -1,0 +1,229 @@
+/*
+ * The statistics segment for ult-top (shm_layout.h).  A thread of its
+ * own, "ult-stats", rewrites it every PERIOD_NS from ult_thread_info and
+ * ult_cpu_info, so that a reader needs no signal, no ptrace and no help
+ * from the program.  ULT_SHM=0 turns it off.  It costs one wakeup per
+ * period and a thread-lock round trip per uthread shown (at most
+ * ULT_SHM_THREADS).  A segment that cannot be made is no error: ult-top
+ * then says it finds none.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "runtime.h"
+#include "shm.h"
+#include "shm_layout.h"
+
+#define PERIOD_NS 500000000ull
+
+static struct {
+	struct ult_shm *m;
+	char name[32];
+	pthread_t thread;
+	atomic_uint stop;
+	int running;
+	struct ult_thread **uts; /* this snapshot's, with their ids */
+	uint64_t *ids;
+	uint32_t n, nalive;
+} shm;
+
+static void
+collect(struct ult_thread *ut, void *arg)
+{
+	(void)arg;
+	if (ULT_LD(&ut->lstate) != UT_ALIVE)
+		return;
+	shm.nalive++;
+	if (shm.n == ULT_SHM_THREADS)
+		return;
+	shm.uts[shm.n] = ut;
+	shm.ids[shm.n++] = ut->id;
+}
+
+static void
+put_cpu(struct ult_shm_cpu *c, int i)
+{
+	struct ult__worker *w = &ult__rt.workers[i];
+	struct ult_cpu_info ci;
+
+	memset(c, 0, sizeof(*c));
+	c->cpu = i;
+	c->spare = i >= ult__rt.ncpu;
+	if (!c->spare && ult_cpu_info(i, &ci) == 0) {
+		c->load = ci.load;
+		c->blocked = ci.blocked;
+		c->steals = ci.steals;
+	} else
+		c->blocked = ULT_LD(&w->blocked);
+	c->switches = ULT_LD(&w->nswitch);
+	c->idle_ns = ULT_LD(&w->idle_ns);
+	c->busy_ns = ULT_LD(&w->busy_ns);
+	c->preemptions = ULT_LD(&w->npreempt);
+	c->parks = ULT_LD(&w->nparks);
+}
+
+static void
+put_thread(struct ult_shm_thread *o, const struct ult_thread_info *in)
+{
+	memset(o, 0, sizeof(*o));
+	o->id = in->id;
+	memcpy(o->name, in->name, sizeof(o->name));
+	o->name[sizeof(o->name) - 1] = '\0';
+	memcpy(o->wchan, in->wchan, sizeof(o->wchan));
+	o->state = in->state;
+	o->cpu = in->cpu;
+	o->priority = in->priority;
+	o->nice = in->nice;
+	o->score = in->interact_score;
+	o->pctcpu_x100 = (int32_t)(in->pctcpu * 100.0);
+	o->runtime_ns = in->runtime_ns;
+	o->nvcsw = in->nvcsw;
+	o->nivcsw = in->nivcsw;
+	o->nmigrations = in->nmigrations;
+}
+
+static void
+snapshot(void)
+{
+	struct ult_shm *m = shm.m;
+	uint32_t k = 0;
+
+	/* Collected under the slab's lock, read after it: ult_thread_info
+	 * takes each thread's lock, and a struct reused since is told by
+	 * its id. */
+	shm.n = shm.nalive = 0;
+	ult__thread_foreach(collect, NULL);
+	__atomic_store_n(&m->seq, m->seq + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	for (int i = 0; i < ult__rt.nworkers && i < ULT_SHM_CPUS; i++)
+		put_cpu(&m->cpus[i], i);
+	for (uint32_t i = 0; i < shm.n; i++) {
+		struct ult_thread_info in;
+		ult_thread_t *t = shm.uts[i];
+
+		if (ult_thread_info(t, &in) == 0 && in.id == shm.ids[i])
+			put_thread(&m->threads[k++], &in);
+	}
+	m->nthreads = k;
+	m->nalive = shm.nalive;
+	m->snap_ns = ult__now();
+	__atomic_store_n(&m->seq, m->seq + 1, __ATOMIC_RELEASE);
+}
+
+static void *
+publisher(void *arg)
+{
+	(void)arg;
+	/* The program's signals are for its own threads. */
+	ult__os_block_async_signals();
+	ult__os_set_name("ult-stats");
+	while (!ULT_LD_ACQ(&shm.stop)) {
+		snapshot();
+		ult__futex_wait(&shm.stop, 0, ult__now() + PERIOD_NS);
+	}
+	return (NULL);
+}
+
+/* Segments of processes that died without removing theirs (a crash, a
+ * kill -9): a process that starts the runtime removes those it may. */
+static void
+sweep(void)
+{
+	DIR *d = opendir("/dev/shm");
+	struct dirent *e;
+
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char name[300];
+		long pid;
+		char *end;
+
+		if (strncmp(e->d_name, "ult-", 4) != 0)
+			continue;
+		pid = strtol(e->d_name + 4, &end, 10);
+		if (*end != '\0' || pid <= 0 || pid == (long)getpid() ||
+		    kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+			continue;
+		snprintf(name, sizeof(name), "/%s", e->d_name);
+		(void)shm_unlink(name);
+	}
+	closedir(d);
+}
+
+void
+ult__shm_start(void)
+{
+	const char *s = getenv("ULT_SHM");
+	int fd;
+
+	if (s != NULL && strcmp(s, "0") == 0)
+		return;
+	sweep();
+	snprintf(shm.name, sizeof(shm.name), "/ult-%d", (int)getpid());
+	fd = shm_open(shm.name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (ftruncate(fd, sizeof(struct ult_shm)) != 0 ||
+	    (shm.m = mmap(NULL, sizeof(struct ult_shm), PROT_READ | PROT_WRITE,
+		 MAP_SHARED, fd, 0)) == MAP_FAILED) {
+		shm.m = NULL;
+		close(fd);
+		shm_unlink(shm.name);
+		return;
+	}
+	close(fd);
+	shm.uts = calloc(ULT_SHM_THREADS, sizeof(*shm.uts));
+	shm.ids = calloc(ULT_SHM_THREADS, sizeof(*shm.ids));
+	shm.m->magic = ULT_SHM_MAGIC;
+	shm.m->version = ULT_SHM_VERSION;
+	shm.m->size = sizeof(struct ult_shm);
+	shm.m->pid = (int32_t)getpid();
+	shm.m->ncpu = ult__rt.ncpu;
+	shm.m->nworkers = ult__rt.nworkers;
+	snprintf(shm.m->policy, sizeof(shm.m->policy), "%s",
+	    ult__rt.sched->name);
+	ULT_ST(&shm.stop, 0);
+	if (shm.uts == NULL || shm.ids == NULL ||
+	    ult__os_thread(&shm.thread, publisher, NULL) != 0) {
+		ult__shm_stop();
+		return;
+	}
+	shm.running = 1;
+}
+
+void
+ult__shm_stop(void)
+{
+	if (shm.running) {
+		ULT_ST_REL(&shm.stop, 1);
+		ult__futex_wake(&shm.stop, 1);
+		pthread_join(shm.thread, NULL);
+		shm.running = 0;
+	}
+	if (shm.m != NULL) {
+		munmap(shm.m, sizeof(struct ult_shm));
+		shm.m = NULL;
+		shm_unlink(shm.name);
+	}
+	free(shm.uts);
+	free(shm.ids);
+	shm.uts = NULL;
+	shm.ids = NULL;
+}
+
+void
+ult__shm_exit(void)
+{
+	/* At exit the publisher may be mid-snapshot: take the name away,
+	 * leave the mapping to the process's end. */
+	if (shm.m != NULL)
+		shm_unlink(shm.name);
+}

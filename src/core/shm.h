@@ -1,0 +1,14 @@
+/*
+ * The statistics segment for ult-top (shm.c, shm_layout.h).
+ */
+#ifndef ULT_CORE_SHM_H
+#define ULT_CORE_SHM_H
+
+/* From ult_init once everything runs; never fails (see shm.c). */
+void ult__shm_start(void);
+/* From ult_shutdown or a failed ult_init, before the threads go away. */
+void ult__shm_stop(void);
+/* At process exit with the runtime up: remove the segment's name. */
+void ult__shm_exit(void);
+
+#endif

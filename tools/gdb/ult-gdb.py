@@ -1,0 +1,207 @@
+# ult's gdb extension: the uthreads of a live process or a core file.
+#
+#   info uthreads      id, name, state, worker, priority, wait channel
+#   uthread N bt       backtrace of uthread N (its id)
+#
+# Installed under share/gdb/auto-load so that gdb loads it with libult.so;
+# for a program linked with libult.a, load it by hand:
+#   (gdb) source /usr/local/share/ult/ult-gdb.py
+# It reads the runtime's own structures, so the library must have its
+# debug information (ult builds with -g).
+#
+# A switched-out uthread's registers are on its stack, where its last
+# switch (src/arch/x86_64/switch.S) pushed them: the mxcsr/x87 word, r15,
+# r14, r13, r12, rbx, rbp, then the return address.  A gdb unwinder
+# claims the innermost frame of the selected thread for as long as the
+# backtrace is printed and says that its caller is that saved context, so
+# the frames printed after it are the uthread's; this works on a core
+# file, whose registers cannot be changed.  A running uthread's registers
+# are its worker's: the backtrace is that kernel thread's.
+
+import struct
+
+import gdb
+import gdb.unwinder
+
+UT_ZOMBIE, UT_FREE = 2, 3
+TDS = {0: "inactive", 1: "sleeping", 2: "can-run", 3: "runnable", 4: "running"}
+
+
+def _runtime():
+    sym = gdb.lookup_static_symbol("slab_chunks")
+    if sym is None:
+        raise gdb.GdbError(
+            "ult: no uthreads here (libult not loaded, or built without -g)")
+    return sym.value()
+
+
+def _uthreads():
+    c = _runtime()
+    while int(c) != 0:
+        for i in range(int(c["nmade"])):
+            ut = c["t"][i]
+            if int(ut["lstate"]) not in (0, UT_FREE):
+                yield ut
+        c = c["next"]
+
+
+def _string(p):
+    try:
+        return p.string() if int(p) != 0 else ""
+    except gdb.error:
+        return "?"
+
+
+def _state(ut):
+    if int(ut["lstate"]) == UT_ZOMBIE:
+        return "zombie"
+    return TDS.get(int(ut["td"]["td_state"]), "?")
+
+
+def _worker(ut):
+    td = ut["td"]
+    cpu = int(td["td_oncpu"])
+    return cpu if cpu >= 0 else int(td["td_lastcpu"])
+
+
+class InfoUthreads(gdb.Command):
+    """List the uthreads: id, name, state, worker, priority, wait channel."""
+
+    def __init__(self):
+        super().__init__("info uthreads", gdb.COMMAND_STATUS)
+
+    def invoke(self, arg, from_tty):
+        print("%6s  %-24s %-9s %6s %4s  %s" %
+              ("ID", "NAME", "STATE", "WORKER", "PRI", "WAIT CHANNEL"))
+        n = 0
+        for ut in _uthreads():
+            state = _state(ut)
+            wchan = ""
+            if state == "sleeping":
+                # A lock waiter's channel is the lock its turnstile is for.
+                obj = ut["wchan"]
+                if int(obj) == 0 and int(ut["ts_blocked"]) != 0:
+                    obj = ut["ts_blocked"]["ts_obj"]
+                wchan = "%s (%s)" % (_string(ut["wmesg"]) or "?",
+                                     obj.cast(
+                                         gdb.lookup_type("void").pointer()))
+            print("%6d  %-24s %-9s %6d %4d  %s" %
+                  (int(ut["id"]), ut["name"].string() or "-", state,
+                   _worker(ut), int(ut["td"]["td_priority"]), wchan))
+            n += 1
+        print("%d uthreads" % n)
+
+
+class _SavedContext(gdb.unwinder.Unwinder):
+    """While `regs' is set: frame 0's caller is that saved context."""
+
+    def __init__(self):
+        super().__init__("ult-uthread")
+        self.regs = None
+
+    def __call__(self, pending):
+        if self.regs is None or pending.level() != 0:
+            return None
+        # Its id's stack address is made just below the saved context,
+        # so that gdb, which checks that callers' frames are outer, takes
+        # the uthread's stack for this frame's caller's.
+        fid = _FrameId(self.regs["rsp"] - 128, pending.read_register("rip"))
+        info = pending.create_unwind_info(fid)
+        for name, value in self.regs.items():
+            info.add_saved_register(name, value)
+        return info
+
+
+class _FrameId:
+    def __init__(self, sp, pc):
+        self.sp = sp
+        self.pc = pc
+
+
+_unwinder = _SavedContext()
+gdb.unwinder.register_unwinder(None, _unwinder, replace=True)
+
+
+def _saved_regs(ut):
+    sp = int(ut["ctx"]["sp"])
+    words = struct.unpack(
+        "<8Q", bytes(gdb.selected_inferior().read_memory(sp, 64)))
+    u64 = gdb.lookup_type("unsigned long")
+    names = ["r15", "r14", "r13", "r12", "rbx", "rbp", "rip"]
+    regs = {n: gdb.Value(words[i + 1]).cast(u64) for i, n in enumerate(names)}
+    regs["rsp"] = gdb.Value(sp + 64).cast(u64)
+    return regs
+
+
+def _print_frames(first):
+    f, level = first, 0
+    while f is not None and level < 256:
+        sal = f.find_sal()
+        where = ""
+        if sal.symtab is not None:
+            where = " at %s:%d" % (sal.symtab.filename, sal.line)
+        print("#%-3d 0x%016x in %s%s" %
+              (level, f.pc(), f.name() or "??", where))
+        try:
+            f = f.older()
+        except gdb.error:
+            break
+        level += 1
+
+
+def _find(id_):
+    for ut in _uthreads():
+        if int(ut["id"]) == id_:
+            return ut
+    raise gdb.GdbError("ult: no uthread %d (see info uthreads)" % id_)
+
+
+class Uthread(gdb.Command):
+    """uthread N bt: the backtrace of uthread N (an id from info uthreads)."""
+
+    def __init__(self):
+        super().__init__("uthread", gdb.COMMAND_STACK)
+
+    def invoke(self, arg, from_tty):
+        argv = gdb.string_to_argv(arg)
+        if len(argv) != 2 or argv[1] not in ("bt", "backtrace"):
+            raise gdb.GdbError("usage: uthread N bt")
+        try:
+            ut = _find(int(argv[0], 0))
+        except ValueError:
+            raise gdb.GdbError("usage: uthread N bt")
+        state = _state(ut)
+        print("uthread %d (%s), %s on worker %d" %
+              (int(ut["id"]), ut["name"].string() or "-", state, _worker(ut)))
+        if int(ut["oncpu"]) != 0:
+            self._running(ut)
+            return
+        if int(ut["stack"]) == 0:
+            raise gdb.GdbError("ult: uthread has no stack (it has exited)")
+        _unwinder.regs = _saved_regs(ut)
+        gdb.invalidate_cached_frames()
+        try:
+            _print_frames(gdb.newest_frame().older())
+        finally:
+            _unwinder.regs = None
+            gdb.invalidate_cached_frames()
+
+    def _running(self, ut):
+        tid = int(gdb.parse_and_eval("ult__rt.workers")[_worker(ut)]["tid"])
+        for t in gdb.selected_inferior().threads():
+            if t.ptid[1] == tid:
+                old = gdb.selected_thread()
+                t.switch()
+                try:
+                    print("(running: the backtrace of its worker, LWP %d)" %
+                          tid)
+                    _print_frames(gdb.newest_frame())
+                finally:
+                    old.switch()
+                return
+        raise gdb.GdbError("ult: its worker's kernel thread %d is not here" %
+                           tid)
+
+
+InfoUthreads()
+Uthread()

@@ -1,0 +1,332 @@
+/*
+ * ult-top: a live view of a running ult process, from the statistics
+ * segment its runtime keeps (/dev/shm/ult-<pid>): no signal, no ptrace,
+ * nothing asked of the program.
+ *
+ *   ult-top [-b] [-n frames] [-d seconds] PID
+ *
+ * -b: batch mode (frames one after another, no screen control), for
+ * scripts; -n: stop after that many frames; -d: seconds between frames
+ * (default 1).  Interactive, q quits.  %CPU is the share of a CPU each
+ * uthread used since the last frame; on the first frame it is the
+ * policy's own estimate.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/shm_layout.h"
+#include "ult.h"
+
+static const struct ult_shm *seg;
+static struct ult_shm snap, prev;
+static int have_prev;
+static struct termios saved_tty;
+static int tty_raw;
+
+static void
+usage(void)
+{
+	fprintf(stderr, "usage: ult-top [-b] [-n frames] [-d seconds] PID\n");
+	exit(2);
+}
+
+static void
+tty_restore(void)
+{
+	if (tty_raw) {
+		tcsetattr(0, TCSANOW, &saved_tty);
+		tty_raw = 0;
+	}
+}
+
+static int
+attach(int pid)
+{
+	char path[64];
+	struct stat st;
+	int fd;
+
+	snprintf(path, sizeof(path), "/dev/shm/ult-%d", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+		fprintf(stderr,
+		    "ult-top: %s: %s (is %d a running ult process? ULT_SHM=0 "
+		    "turns the segment off)\n",
+		    path, strerror(errno), pid);
+		return (-1);
+	}
+	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(struct ult_shm)) {
+		fprintf(stderr, "ult-top: %s: not a ult statistics segment\n",
+		    path);
+		close(fd);
+		return (-1);
+	}
+	seg = mmap(NULL, sizeof(struct ult_shm), PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (seg == MAP_FAILED) {
+		perror("ult-top: mmap");
+		return (-1);
+	}
+	if (seg->magic != ULT_SHM_MAGIC || seg->version != ULT_SHM_VERSION) {
+		fprintf(stderr,
+		    "ult-top: %s: a segment of another ult version (%u)\n",
+		    path, seg->version);
+		return (-1);
+	}
+	return (0);
+}
+
+/* A consistent copy, between two equal even sequence numbers, of a
+ * snapshot newer than the last one shown (the runtime makes two a
+ * second). */
+static int
+take(void)
+{
+	static uint32_t last;
+
+	for (int tries = 0; tries < 2000; tries++) {
+		uint32_t s = __atomic_load_n(&seg->seq, __ATOMIC_ACQUIRE);
+
+		if ((s & 1) || s == last) {
+			usleep(1000);
+			continue;
+		}
+		memcpy(&snap, seg, sizeof(snap));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&seg->seq, __ATOMIC_RELAXED) == s &&
+		    s != 0) {
+			last = s;
+			return (0);
+		}
+		usleep(1000);
+	}
+	return (-1);
+}
+
+static const char *
+state_name(int s)
+{
+	switch (s) {
+	case ULT_STATE_RUNNING:
+		return ("run");
+	case ULT_STATE_RUNNABLE:
+		return ("ready");
+	case ULT_STATE_SLEEPING:
+		return ("sleep");
+	case ULT_STATE_FINISHED:
+		return ("zombie");
+	case ULT_STATE_BLOCKED:
+		return ("kblock");
+	default:
+		return ("?");
+	}
+}
+
+static const struct ult_shm_thread *
+prev_thread(uint64_t id)
+{
+	for (uint32_t i = 0; have_prev && i < prev.nthreads; i++)
+		if (prev.threads[i].id == id)
+			return (&prev.threads[i]);
+	return (NULL);
+}
+
+struct row {
+	const struct ult_shm_thread *t;
+	double pct;
+};
+
+static int
+by_cpu(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+
+	if (x->pct != y->pct)
+		return (x->pct < y->pct ? 1 : -1);
+	return (x->t->id < y->t->id ? -1 : x->t->id > y->t->id);
+}
+
+static void
+frame(int batch, int lines)
+{
+	static struct row rows[ULT_SHM_THREADS];
+	double dt = have_prev && snap.snap_ns > prev.snap_ns
+	    ? (double)(snap.snap_ns - prev.snap_ns)
+	    : 0;
+	time_t now = time(NULL);
+	char clock[16];
+	int shown = 0;
+
+	strftime(clock, sizeof(clock), "%H:%M:%S", localtime(&now));
+	if (!batch)
+		fputs("\033[H\033[2J", stdout);
+	printf("ult-top  pid %d  %s  %d workers%s  %u uthreads alive, %u "
+	       "shown  %s\n\n",
+	    snap.pid, snap.policy, snap.ncpu,
+	    snap.nworkers > snap.ncpu ? " + spare" : "", snap.nalive,
+	    snap.nthreads, clock);
+	printf("%-6s %5s %6s %10s %8s %8s %8s %s\n", "WORKER", "LOAD", "IDLE%",
+	    "SWITCH/s", "STEALS", "PREEMPT", "PARKS", "");
+	for (int i = 0; i < snap.nworkers && i < ULT_SHM_CPUS; i++) {
+		const struct ult_shm_cpu *c = &snap.cpus[i], *p = &prev.cpus[i];
+		uint64_t idle = c->idle_ns, busy = c->busy_ns;
+		double sw = 0;
+
+		if (have_prev) {
+			idle -= p->idle_ns;
+			busy -= p->busy_ns;
+			if (dt > 0)
+				sw = (double)(c->switches - p->switches) * 1e9 /
+				    dt;
+		}
+		printf("%-6d %5d %6.1f %10.0f %8llu %8llu %8llu %s\n", c->cpu,
+		    c->load,
+		    idle + busy ? 100.0 * (double)idle / (double)(idle + busy)
+				: 100.0,
+		    sw, (unsigned long long)c->steals,
+		    (unsigned long long)c->preemptions,
+		    (unsigned long long)c->parks,
+		    c->spare	     ? "spare"
+			: c->blocked ? "blocked in the kernel"
+				     : "");
+	}
+	for (uint32_t i = 0; i < snap.nthreads; i++) {
+		const struct ult_shm_thread *t = &snap.threads[i];
+		const struct ult_shm_thread *p = prev_thread(t->id);
+
+		rows[i].t = t;
+		rows[i].pct = p != NULL && dt > 0
+		    ? 100.0 * (double)(t->runtime_ns - p->runtime_ns) / dt
+		    : t->pctcpu_x100 / 100.0;
+	}
+	qsort(rows, snap.nthreads, sizeof(rows[0]), by_cpu);
+	printf("\n%8s %-20s %-6s %4s %4s %4s %5s %6s %10s %s\n", "ID", "NAME",
+	    "STATE", "CPU", "PRI", "NICE", "SCORE", "%CPU", "TIME", "WCHAN");
+	for (uint32_t i = 0; i < snap.nthreads; i++) {
+		const struct ult_shm_thread *t = rows[i].t;
+		char score[16];
+
+		if (!batch && lines > 0 && shown >= lines - 8 - snap.nworkers)
+			break;
+		if (t->score >= 0)
+			snprintf(score, sizeof(score), "%d", t->score);
+		else
+			strcpy(score, "-");
+		printf("%8llu %-20.20s %-6s %4d %4d %4d %5s %6.1f %10.3f %s\n",
+		    (unsigned long long)t->id, t->name[0] ? t->name : "-",
+		    state_name(t->state), t->cpu, t->priority, t->nice, score,
+		    rows[i].pct, (double)t->runtime_ns / 1e9, t->wchan);
+		shown++;
+	}
+	if (batch)
+		putchar('\n');
+	fflush(stdout);
+	prev = snap;
+	have_prev = 1;
+}
+
+/* Wait up to ms for the next frame; 1 if q was typed. */
+static int
+wait_key(int ms, int batch)
+{
+	struct pollfd p = {0, POLLIN, 0};
+	char c;
+
+	if (batch || !tty_raw) {
+		usleep((useconds_t)ms * 1000);
+		return (0);
+	}
+	if (poll(&p, 1, ms) > 0 && read(0, &c, 1) == 1 &&
+	    (c == 'q' || c == 'Q'))
+		return (1);
+	return (0);
+}
+
+int
+main(int argc, char **argv)
+{
+	int batch = 0, frames = -1, opt, pid, lines = 0;
+	double delay = 1.0;
+	char *end;
+
+	while ((opt = getopt(argc, argv, "bn:d:")) != -1) {
+		switch (opt) {
+		case 'b':
+			batch = 1;
+			break;
+		case 'n':
+			frames = (int)strtol(optarg, &end, 10);
+			if (*end != '\0' || frames < 1)
+				usage();
+			break;
+		case 'd':
+			delay = strtod(optarg, &end);
+			if (*end != '\0' || delay < 0.1 || delay > 3600)
+				usage();
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind + 1 != argc)
+		usage();
+	pid = (int)strtol(argv[optind], &end, 10);
+	if (*end != '\0' || pid <= 0)
+		usage();
+	if (attach(pid) != 0)
+		return (1);
+	if (!batch && isatty(0) && tcgetattr(0, &saved_tty) == 0) {
+		struct termios raw = saved_tty;
+
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw.c_cc[VMIN] = 0;
+		raw.c_cc[VTIME] = 0;
+		if (tcsetattr(0, TCSANOW, &raw) == 0) {
+			tty_raw = 1;
+			atexit(tty_restore);
+		}
+	}
+	if (!batch) {
+		struct winsize ws;
+
+		if (ioctl(1, TIOCGWINSZ, &ws) == 0)
+			lines = ws.ws_row;
+	}
+	/* The snapshot there now may be half a second old: the first frame
+	 * shows the next one. */
+	if (take() != 0) {
+		fprintf(stderr,
+		    "ult-top: no snapshot (is the process stopped?)\n");
+		return (1);
+	}
+	for (int n = 0; frames < 0 || n < frames; n++) {
+		if (kill(pid, 0) != 0 && errno == ESRCH) {
+			fprintf(stderr, "ult-top: process %d has exited\n",
+			    pid);
+			return (n > 0 ? 0 : 1);
+		}
+		if (take() != 0) {
+			fprintf(stderr,
+			    "ult-top: no consistent snapshot (is "
+			    "the process stopped?)\n");
+			return (1);
+		}
+		frame(batch, lines);
+		if (frames >= 0 && n + 1 == frames)
+			break;
+		if (wait_key((int)(delay * 1000), batch))
+			break;
+	}
+	return (0);
+}
