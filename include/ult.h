@@ -123,6 +123,13 @@ typedef struct ult_config ult_config_t;
  * Besides the ncpu workers, ult_init starts a spare one, parked, that runs
  * the queued uthreads only while every worker is blocked in a raw system
  * call (see ult_cpu); ULT_SPARE=0 starts none, ULT_SPARE=1 is the default.
+ * Observing (README, "Debugging and tracing"): ULT_TRACE=path writes a
+ * Chrome trace-event JSON file at ult_shutdown or exit (a file that
+ * cannot be made: ult_init fails with open's errno); ULT_TRACE_BUFFER sets
+ * its per-thread ring in records (a power of two, 256..2^24); ULT_STATS=1
+ * prints worker and uthread tables to stderr at ult_shutdown or exit;
+ * ULT_SHM=0 drops the statistics segment ult-top reads
+ * (/dev/shm/ult-<pid>, kept by default).  Other values: EINVAL.
  * Debug builds also read ULT_FAULT=kind:N[,kind:N] (kinds mmap, malloc,
  * thread), which fails the Nth allocation of that kind the process makes,
  * once, to test what a program does then; release builds ignore it.

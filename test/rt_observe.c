@@ -272,6 +272,9 @@ test_trace_bad_env(void)
 	setenv("ULT_STATS", "yes", 1);
 	CHECK_EQ(ult_init(NULL), EINVAL);
 	unsetenv("ULT_STATS");
+	setenv("ULT_SHM", "2", 1);
+	CHECK_EQ(ult_init(NULL), EINVAL);
+	unsetenv("ULT_SHM");
 	/* Nothing was left half started. */
 	rt_init(1, 0);
 	CHECK_EQ(ult_shutdown(), 0);
@@ -423,5 +426,26 @@ test_info_wchan(void)
 	CHECK(in.nruns >= 1);
 	CHECK(in.rq_delay_avg_ns <= in.rq_delay_max_ns);
 	CHECK_EQ(ult_join(z, NULL), 0);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/* The statistics segment is there while the runtime runs, gone after
+ * ult_shutdown, and not made with ULT_SHM=0. */
+void
+test_shm_segment(void)
+{
+	char path[64];
+
+	if (access("/dev/shm", W_OK) != 0)
+		SKIP("no writable /dev/shm: the runtime keeps no segment");
+	snprintf(path, sizeof(path), "/dev/shm/ult-%d", (int)getpid());
+	rt_init(1, 0);
+	CHECK_EQ(access(path, R_OK), 0);
+	CHECK_EQ(ult_shutdown(), 0);
+	CHECK(access(path, F_OK) != 0);
+	setenv("ULT_SHM", "0", 1);
+	rt_init(1, 0);
+	unsetenv("ULT_SHM");
+	CHECK(access(path, F_OK) != 0);
 	CHECK_EQ(ult_shutdown(), 0);
 }

@@ -143,7 +143,8 @@ configure(const struct ult_config *cfg, int nos)
 	if (ult__rt.sched == NULL)
 		return (EINVAL);
 
-	if ((r = ult__stats_configure()) != 0)
+	if ((r = ult__stats_configure()) != 0 ||
+	    (r = ult__shm_configure()) != 0)
 		return (r);
 	ult__rt.preempt = cfg != NULL ? cfg->preempt : 0;
 	if (ult__rt.preempt == 0) {

@@ -24,6 +24,7 @@
 #define PERIOD_NS 500000000ull
 
 static struct {
+	int want; /* ULT_SHM, read by ult__shm_configure */
 	struct ult_shm *m;
 	char name[32];
 	pthread_t thread;
@@ -158,13 +159,23 @@ sweep(void)
 	closedir(d);
 }
 
+int
+ult__shm_configure(void)
+{
+	const char *s = getenv("ULT_SHM");
+
+	shm.want = s == NULL || *s == '\0' || strcmp(s, "1") == 0;
+	if (!shm.want && strcmp(s, "0") != 0)
+		return (EINVAL);
+	return (0);
+}
+
 void
 ult__shm_start(void)
 {
-	const char *s = getenv("ULT_SHM");
 	int fd;
 
-	if (s != NULL && strcmp(s, "0") == 0)
+	if (!shm.want)
 		return;
 	sweep();
 	snprintf(shm.name, sizeof(shm.name), "/ult-%d", (int)getpid());

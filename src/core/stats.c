@@ -199,6 +199,16 @@ record_live(struct ult_thread *ut, void *arg)
 		record(ut);
 }
 
+/* A percentile, at most the largest delay seen (a bucket's end can lie
+ * above it). */
+static uint64_t
+pct_capped(const struct row *r, double q)
+{
+	uint64_t v = percentile(r->hist, q);
+
+	return (v < r->rqd_max ? v : r->rqd_max);
+}
+
 static void
 print_row(FILE *f, const struct row *r)
 {
@@ -215,9 +225,8 @@ print_row(FILE *f, const struct row *r)
 	    "%-28s %12.3f %9llu %9llu %6llu %9llu %10.1f %10.1f %10.1f\n", who,
 	    (double)r->runtime_ns / 1e6, (unsigned long long)r->nvcsw,
 	    (unsigned long long)r->nivcsw, (unsigned long long)r->nmigrations,
-	    (unsigned long long)r->rqd_n,
-	    (double)percentile(r->hist, 0.5) / 1e3,
-	    (double)percentile(r->hist, 0.99) / 1e3, (double)r->rqd_max / 1e3);
+	    (unsigned long long)r->rqd_n, (double)pct_capped(r, 0.5) / 1e3,
+	    (double)pct_capped(r, 0.99) / 1e3, (double)r->rqd_max / 1e3);
 }
 
 static void
