@@ -449,3 +449,158 @@ test_shm_segment(void)
 	CHECK(access(path, F_OK) != 0);
 	CHECK_EQ(ult_shutdown(), 0);
 }
+
+static ult_sem_t go;
+
+static void *
+mover(void *arg)
+{
+	(void)arg;
+	CHECK_EQ(ult_sem_wait(&go), 0);
+	CHECK_EQ(ult_cpu(), 1);
+	return (NULL);
+}
+
+/* Spin until preempted twice (or 10 s: the check below then fails). */
+static void *
+hog(void *arg)
+{
+	uint64_t end = ult_now() + 10000000000ull;
+
+	(void)arg;
+	while (rt_info(NULL).nivcsw < 2 && ult_now() < end)
+		for (volatile int i = 0; i < 10000; i++)
+			;
+	return (NULL);
+}
+
+/* The kinds a simple program cannot avoid: a migration that ult_bind
+ * forces, and, with preemption, two hogs on one worker taking turns. */
+void
+test_trace_kinds(void)
+{
+	ult_thread_t *m, *h[2];
+	struct ult_attr a;
+	char path[256], *s;
+	long preempt = 0;
+
+	trace_path(path, sizeof(path), "kinds");
+	setenv("ULT_TRACE", path, 1);
+	rt_init(2, 0);
+	unsetenv("ULT_TRACE");
+	CHECK_EQ(ult_sysctl("ult.preempt", &preempt, NULL), 0);
+	CHECK_EQ(ult_sem_init(&go, 0), 0);
+	ult_attr_init(&a);
+	a.cpu = 0;
+	CHECK_EQ(ult_spawn(&m, &a, mover, NULL), 0);
+	wait_wchan(m, "sem");
+	CHECK_EQ(ult_bind(m, 1), 0);
+	CHECK_EQ(ult_sem_post(&go), 0);
+	CHECK_EQ(ult_join(m, NULL), 0);
+	if (preempt) {
+		for (int i = 0; i < 2; i++)
+			CHECK_EQ(ult_spawn(&h[i], &a, hog, NULL), 0);
+		for (int i = 0; i < 2; i++)
+			CHECK_EQ(ult_join(h[i], NULL), 0);
+	}
+	CHECK_EQ(ult_shutdown(), 0);
+
+	s = slurp(path);
+	check_shape(s);
+	/* The mover, from worker 0 to worker 1. */
+	CHECK(strstr(s, "\"name\":\"migrate\"") != NULL);
+	CHECK(strstr(s, "\"from\":0,\"to\":1}") != NULL);
+	if (preempt) {
+		CHECK(occurrences(s, "\"name\":\"preempt sent\"") >= 1);
+		CHECK(occurrences(s, "\"name\":\"preempt taken\"") >= 1);
+		CHECK(occurrences(s, "\"out\":\"preempt\"") +
+			occurrences(s, "\"out\":\"owepreempt\"") +
+			occurrences(s, "\"out\":\"remotepreempt\"") +
+			occurrences(s, "\"out\":\"needresched\"") >=
+		    2);
+	}
+	free(s);
+	unlink(path);
+}
+
+/* ---- a foreign observer of recycled thread structs ---- */
+
+#include "core/runtime.h"
+
+enum {
+	OBS_MAX = 512
+};
+static ult_thread_t *obs_seen[OBS_MAX];
+static int obs_n;
+static atomic_int obs_stop;
+static atomic_long obs_infos;
+
+static void
+obs_collect(struct ult_thread *ut, void *arg)
+{
+	(void)arg;
+	if (obs_n < OBS_MAX)
+		obs_seen[obs_n++] = ut;
+}
+
+/* What ult-top's publisher does, as fast as it can: take the slab's
+ * structs, then ask about each, though it may have been freed and be
+ * being set up for another thread by now. */
+static void *
+observer(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&obs_stop)) {
+		obs_n = 0;
+		ult__thread_foreach(obs_collect, NULL, 0);
+		for (int i = 0; i < obs_n; i++) {
+			struct ult_thread_info in;
+			int e = ult_thread_info(obs_seen[i], &in);
+
+			CHECK(e == 0 || e == ESRCH);
+			atomic_fetch_add(&obs_infos, 1);
+		}
+	}
+	return (NULL);
+}
+
+static void *
+nothing(void *arg)
+{
+	return (arg);
+}
+
+static void *
+churner(void *arg)
+{
+	uint64_t end = ult_now() + 1000000000ull;
+
+	(void)arg;
+	while (ult_now() < end) {
+		ult_thread_t *t;
+
+		CHECK_EQ(ult_spawn(&t, NULL, nothing, NULL), 0);
+		CHECK_EQ(ult_join(t, NULL), 0);
+	}
+	return (NULL);
+}
+
+void
+test_info_recycled(void)
+{
+	ult_thread_t *c[4];
+	pthread_t o[1];
+
+	rt_init(4, 0);
+	atomic_store(&obs_stop, 0);
+	atomic_store(&obs_infos, 0);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(ult_spawn(&c[i], NULL, churner, NULL), 0);
+	CHECK_EQ(pthread_create(&o[0], NULL, observer, NULL), 0);
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ(ult_join(c[i], NULL), 0);
+	atomic_store(&obs_stop, 1);
+	CHECK_EQ(pthread_join(o[0], NULL), 0);
+	CHECK(atomic_load(&obs_infos) > 0);
+	CHECK_EQ(ult_shutdown(), 0);
+}

@@ -114,6 +114,6 @@ ult__debug_dump(int fd)
 		ult__rt.sched->dump(i, put, (void *)(intptr_t)fd);
 	}
 	putf(fd, "uthreads:");
-	ult__thread_foreach(dump_thread, (void *)(intptr_t)fd);
+	ult__thread_foreach(dump_thread, (void *)(intptr_t)fd, 1);
 	putf(fd, "ult: end of hang report");
 }

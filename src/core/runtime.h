@@ -379,8 +379,11 @@ void ult__thread_dead(struct ult__worker *w, struct ult_thread *ut);
 void ult__class_apply(struct thread *td, int cls, int prio);
 int ult__thread_lock_handle(ult_thread_t **t, int alive_only);
 void ult__thread_slab_fini(void);
-/* Call fn for every uthread not yet joined (no lock: for hang reports). */
-void ult__thread_foreach(void (*fn)(struct ult_thread *, void *), void *arg);
+/* Call fn for every uthread not yet joined, under the slab's lock; with
+ * hang 1 (hang reports) without it if it is taken, reading the slab as it
+ * is, half-made structs included. */
+void ult__thread_foreach(void (*fn)(struct ult_thread *, void *), void *arg,
+    int hang);
 
 /* fault.c: read ULT_FAULT (once; EINVAL if malformed), and how many
  * failures it has injected so far.  Debug builds only; elsewhere 0. */

@@ -109,14 +109,20 @@ ult__chaos_switching(struct ult_thread *ut, int flags)
 int
 ult__thread_lock_handle(ult_thread_t **t, int alive_only)
 {
+	struct mtx *m;
+
 	if (!ult__running())
 		return (ENXIO);
 	if (*t == NULL && (*t = ult__self_ut()) == NULL)
 		return (EINVAL);
-	thread_lock(&(*t)->td);
-	if (ULT_LD(&(*t)->lstate) == UT_FREE ||
+	m = thread_lock(&(*t)->td);
+
+	/* A free struct may be being set up for a new thread, whose lock
+	 * can change under us (thread.c:thread_setup): leave by the lock we
+	 * took. */
+	if (ULT_LD_ACQ(&(*t)->lstate) == UT_FREE ||
 	    (alive_only && ULT_LD(&(*t)->lstate) != UT_ALIVE)) {
-		thread_unlock(&(*t)->td);
+		mtx_unlock(m);
 		return (ESRCH);
 	}
 	return (0);

@@ -39,7 +39,8 @@ static void
 collect(struct ult_thread *ut, void *arg)
 {
 	(void)arg;
-	if (ULT_LD(&ut->lstate) != UT_ALIVE)
+	/* Acquire: its id was set before it became UT_ALIVE. */
+	if (ULT_LD_ACQ(&ut->lstate) != UT_ALIVE)
 		return;
 	shm.nalive++;
 	if (shm.n == ULT_SHM_THREADS)
@@ -100,7 +101,7 @@ snapshot(void)
 	 * takes each thread's lock, and a struct reused since is told by
 	 * its id. */
 	shm.n = shm.nalive = 0;
-	ult__thread_foreach(collect, NULL);
+	ult__thread_foreach(collect, NULL, 0);
 	__atomic_store_n(&m->seq, m->seq + 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	for (int i = 0; i < ult__rt.nworkers && i < ULT_SHM_CPUS; i++)

@@ -269,7 +269,7 @@ ult__stats_report(void)
 		pthread_mutex_unlock(&rows_lock);
 		return;
 	}
-	ult__thread_foreach(record_live, NULL);
+	ult__thread_foreach(record_live, NULL, 0);
 	reported = 1;
 	flockfile(f);
 	print_workers(f);

@@ -166,11 +166,17 @@ ult__thread_slab_fini(void)
 }
 
 void
-ult__thread_foreach(void (*fn)(struct ult_thread *, void *), void *arg)
+ult__thread_foreach(void (*fn)(struct ult_thread *, void *), void *arg,
+    int hang)
 {
 	/* A hang may hold the slab lock: then read the chunk list as is
 	 * (chunks are only added, and freed at shutdown). */
-	int locked = mtx_trylock(&slab_lock);
+	int locked = 1;
+
+	if (hang)
+		locked = mtx_trylock(&slab_lock);
+	else
+		mtx_lock(&slab_lock);
 
 	for (struct slab_chunk *c = slab_chunks; c != NULL; c = c->next)
 		for (size_t i = 0; i < c->nmade; i++)
@@ -255,12 +261,21 @@ spawn_check(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *))
 	return (0);
 }
 
+/*
+ * A struct being set up may be looked at by a thread that found it in the
+ * slab (ult-top's publisher, shm.c): such a reader takes whatever lock
+ * td_lock names and then checks lstate, and leaves at once if it is not
+ * UT_ALIVE.  So td_lock stays a real lock throughout (the zombie lock,
+ * left there by the struct's last death or by thread_alloc), and lstate
+ * becomes UT_ALIVE only once the policy holds the thread (spawn_alive).
+ */
 static void
 thread_setup(struct ult_thread *ut, const struct ult_attr *a,
     void *(*fn)(void *), void *arg)
 {
-	memset(&ut->td, 0, sizeof(ut->td));
-	atomic_init(&ut->td.td_lock, &ult__zombie_lock);
+	MPASS(ULT_LD(&ut->td.td_lock) == &ult__zombie_lock);
+	memset((char *)&ut->td + sizeof(ut->td.td_lock), 0,
+	    sizeof(ut->td) - sizeof(ut->td.td_lock));
 	ult__list_init(&ut->td.td_runq);
 	ult__rt.sched->thread_init(&ut->td);
 	ut->fn = fn;
@@ -309,7 +324,6 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 	    ut->stack->size, ult__thread_entry, ut);
 	ult__san_create(&ut->san, (char *)ut->stack->base + ut->stack->guard,
 	    ut->stack->size);
-	ULT_ST_REL(&ut->lstate, UT_ALIVE);
 }
 
 /*
@@ -426,6 +440,7 @@ spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 
 	if (self == NULL) {
 		s->fork(NULL, &ut->td);
+		ULT_ST_REL(&ut->lstate, UT_ALIVE);
 		thread_lock(&ut->td);
 		spawn_attrs(&ut->td, a);
 		s->add(&ut->td, SRQ_BORING);
@@ -434,6 +449,7 @@ spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 	thread_lock(&self->td);
 	s->fork(&self->td, &ut->td);
 	/* The child's lock is the creator's run queue: already held. */
+	ULT_ST_REL(&ut->lstate, UT_ALIVE);
 	spawn_attrs(&ut->td, a);
 	s->add(&ut->td,
 	    SRQ_SYNC | SRQ_HOLDTD |
