@@ -126,7 +126,9 @@ typedef struct ult_config ult_config_t;
  * Observing (README, "Debugging and tracing"): ULT_TRACE=path writes a
  * Chrome trace-event JSON file at ult_shutdown or exit (a file that
  * cannot be made: ult_init fails with open's errno); ULT_TRACE_BUFFER sets
- * its per-thread ring in records (a power of two, 256..2^24); ULT_STATS=1
+ * its per-thread ring in records (a power of two, 256..2^24) and
+ * ULT_TRACE_FLUSH_MS how often the rings are drained (1..10000, default
+ * 2); ULT_STATS=1
  * prints worker and uthread tables to stderr at ult_shutdown or exit;
  * ULT_SHM=0 drops the statistics segment ult-top reads
  * (/dev/shm/ult-<pid>, kept by default).  Other values: EINVAL.

@@ -207,12 +207,12 @@ yielder(void *arg)
 	return (NULL);
 }
 
-/* A ring far too small for what two yielders write between two flushes:
- * the events that did not fit are counted, in the file. */
+/* A ring far too small for what two yielders write, and no flush before
+ * the end: the events that did not fit are counted, in the file. */
 void
 test_trace_dropped(void)
 {
-	long n = 200000 / (TEST_SCALE > 1 ? 4 : 1), dropped, kept, lost;
+	long n = 20000 / TEST_SCALE, dropped, kept, lost;
 	struct ult_cpu_info ci;
 	ult_thread_t *a, *b;
 	char path[256], *s;
@@ -221,9 +221,11 @@ test_trace_dropped(void)
 	trace_path(path, sizeof(path), "dropped");
 	setenv("ULT_TRACE", path, 1);
 	setenv("ULT_TRACE_BUFFER", "256", 1);
+	setenv("ULT_TRACE_FLUSH_MS", "10000", 1); /* none till the end */
 	rt_init(1, -1);
 	unsetenv("ULT_TRACE");
 	unsetenv("ULT_TRACE_BUFFER");
+	unsetenv("ULT_TRACE_FLUSH_MS");
 	CHECK_EQ(ult_barrier_init(&both, 2), 0);
 	CHECK_EQ(ult_spawn(&a, NULL, yielder, (void *)(intptr_t)n), 0);
 	CHECK_EQ(ult_spawn(&b, NULL, yielder, (void *)(intptr_t)n), 0);
@@ -268,6 +270,9 @@ test_trace_bad_env(void)
 	setenv("ULT_TRACE_BUFFER", "128", 1); /* too small */
 	CHECK_EQ(ult_init(NULL), EINVAL);
 	unsetenv("ULT_TRACE_BUFFER");
+	setenv("ULT_TRACE_FLUSH_MS", "0", 1);
+	CHECK_EQ(ult_init(NULL), EINVAL);
+	unsetenv("ULT_TRACE_FLUSH_MS");
 	unsetenv("ULT_TRACE");
 	setenv("ULT_STATS", "yes", 1);
 	CHECK_EQ(ult_init(NULL), EINVAL);

@@ -103,7 +103,11 @@ take(void)
 			continue;
 		}
 		memcpy(&snap, seg, sizeof(snap));
+#if defined(__SANITIZE_THREAD__)
+		__asm__ volatile("" ::: "memory"); /* TSan refuses fences */
+#else
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+#endif
 		if (__atomic_load_n(&seg->seq, __ATOMIC_RELAXED) == s &&
 		    s != 0) {
 			last = s;

@@ -103,7 +103,7 @@ snapshot(void)
 	shm.n = shm.nalive = 0;
 	ult__thread_foreach(collect, NULL, 0);
 	__atomic_store_n(&m->seq, m->seq + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_RELEASE);
+	ULT_FENCE(); /* the odd number before any of the data */
 	for (int i = 0; i < ult__rt.nworkers && i < ULT_SHM_CPUS; i++)
 		put_cpu(&m->cpus[i], i);
 	for (uint32_t i = 0; i < shm.n; i++) {

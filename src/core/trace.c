@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "runtime.h"
@@ -27,7 +26,7 @@
 
 #define TBUF_DEFAULT (1u << 16) /* records a ring: 3 MiB */
 #define TBUF_SLACK 64		/* room for signal handlers' records */
-#define FLUSH_NS 2000000	/* the flusher's period */
+#define FLUSH_MS 2		/* the flusher's period, by default */
 
 int ult__trace_on;
 
@@ -47,7 +46,8 @@ static struct {
 	unsigned gen; /* tracing sessions started: stale tls_tbuf check */
 	int rawfd, outfd;
 	int flushing;
-	atomic_int stop;
+	uint64_t period_ns; /* ULT_TRACE_FLUSH_MS */
+	atomic_uint stop;   /* futex word: the flusher sleeps on it */
 	pthread_t flusher;
 	atomic_uint_fast64_t lost; /* records the raw file refused */
 } tr = {.lock = PTHREAD_MUTEX_INITIALIZER, .rawfd = -1, .outfd = -1};
@@ -171,36 +171,48 @@ drain_all(void)
 static void *
 flusher(void *arg)
 {
-	struct timespec ts = {0, FLUSH_NS};
-
 	(void)arg;
 	/* The program's signals are for its own threads. */
 	ult__os_block_async_signals();
 	ult__os_set_name("ult-trace");
 	while (!ULT_LD_ACQ(&tr.stop)) {
-		clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, NULL);
+		ult__futex_wait(&tr.stop, 0, ult__now() + tr.period_ns);
 		drain_all();
 	}
 	return (NULL);
 }
 
-/* ULT_TRACE_BUFFER: records a ring, a power of two (tests make it small). */
+/* A decimal environment value in lo..hi; def if absent. */
 static int
-ring_size(unsigned *out)
+env_in(const char *var, unsigned long lo, unsigned long hi, unsigned long def,
+    unsigned long *out)
 {
-	const char *s = getenv("ULT_TRACE_BUFFER");
+	const char *s = getenv(var);
 	char *end;
-	unsigned long v;
 
-	*out = TBUF_DEFAULT;
+	*out = def;
 	if (s == NULL || *s == '\0')
 		return (0);
 	errno = 0;
-	v = strtoul(s, &end, 10);
-	if (errno != 0 || *end != '\0' || v < 256 || v > (1ul << 24) ||
-	    (v & (v - 1)) != 0)
+	*out = strtoul(s, &end, 10);
+	if (errno != 0 || *end != '\0' || *out < lo || *out > hi)
 		return (EINVAL);
-	*out = (unsigned)v;
+	return (0);
+}
+
+/* ULT_TRACE_BUFFER: records a ring, a power of two; ULT_TRACE_FLUSH_MS:
+ * the flusher's period (tests make the one small, the other long). */
+static int
+trace_config(void)
+{
+	unsigned long size, ms;
+
+	if (env_in("ULT_TRACE_BUFFER", 256, 1ul << 24, TBUF_DEFAULT, &size) ||
+	    (size & (size - 1)) != 0 ||
+	    env_in("ULT_TRACE_FLUSH_MS", 1, 10000, FLUSH_MS, &ms))
+		return (EINVAL);
+	tr.size = (unsigned)size;
+	tr.period_ns = ms * 1000000ull;
 	return (0);
 }
 
@@ -228,7 +240,7 @@ ult__trace_start(void)
 
 	if (path == NULL || *path == '\0')
 		return (0);
-	if ((err = ring_size(&tr.size)) != 0)
+	if ((err = trace_config()) != 0)
 		return (err);
 	if (snprintf(raw, sizeof(raw), "%s.raw", path) >= (int)sizeof(raw))
 		return (ENAMETOOLONG);
@@ -326,6 +338,7 @@ ult__trace_finish(int threads_gone)
 	}
 	ULT_PST(&ult__trace_on, 0);
 	ULT_ST_REL(&tr.stop, 1);
+	ult__futex_wake(&tr.stop, 1);
 	pthread_mutex_unlock(&tr.lock);
 	pthread_join(tr.flusher, NULL);
 	pthread_mutex_lock(&tr.lock);
