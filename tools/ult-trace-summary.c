@@ -31,6 +31,53 @@ xrealloc(void *p, size_t n)
 	return (p);
 }
 
+/* ---- an open-addressing index over an array's positions ---- */
+
+#define EMPTY ((size_t)-1)
+
+struct index {
+	size_t *slot, cap; /* kept at most half full */
+};
+
+static size_t
+hash_slot(uint64_t h, size_t cap)
+{
+	return ((size_t)(h * 0x9e3779b97f4a7c15ull >> 17) & (cap - 1));
+}
+
+/*
+ * The slot of the element (of n) that is(pos, key) names, or the empty
+ * slot where the caller puts position n for it.  hash_of(pos) is the
+ * hash of the element at pos, for when the index grows.
+ */
+static size_t *
+index_find(struct index *ix, size_t n, uint64_t h, uint64_t (*hash_of)(size_t),
+    int (*is)(size_t, const void *), const void *key)
+{
+	size_t i;
+
+	if (2 * (n + 1) > ix->cap) {
+		size_t ncap = ix->cap ? 2 * ix->cap : 1024;
+		size_t *ns = xrealloc(NULL, ncap * sizeof(*ns));
+
+		memset(ns, 0xff, ncap * sizeof(*ns));
+		for (size_t p = 0; p < n; p++) {
+			i = hash_slot(hash_of(p), ncap);
+			while (ns[i] != EMPTY)
+				i = (i + 1) & (ncap - 1);
+			ns[i] = p;
+		}
+		free(ix->slot);
+		ix->slot = ns;
+		ix->cap = ncap;
+	}
+	for (i = hash_slot(h, ix->cap); ix->slot[i] != EMPTY;
+	     i = (i + 1) & (ix->cap - 1))
+		if (is(ix->slot[i], key))
+			break;
+	return (&ix->slot[i]);
+}
+
 /* ---- per uthread ---- */
 
 struct uthread {
@@ -44,37 +91,27 @@ struct uthread {
 
 static struct uthread *uts;
 static size_t nuts, cuts;
+static struct index ut_index;
+
+static uint64_t
+ut_hash(size_t p)
+{
+	return (uts[p].id);
+}
+
+static int
+ut_is(size_t p, const void *key)
+{
+	return (uts[p].id == *(const uint64_t *)key);
+}
 
 static struct uthread *
 ut_get(uint64_t id)
 {
-	/* Linear probing over a table kept at most half full. */
-	static size_t *slot, cap;
+	size_t *s = index_find(&ut_index, nuts, id, ut_hash, ut_is, &id);
 
-	if (2 * (nuts + 1) > cap) {
-		size_t ncap = cap ? 2 * cap : 1024;
-		size_t *ns = xrealloc(NULL, ncap * sizeof(*ns));
-
-		memset(ns, 0xff, ncap * sizeof(*ns));
-		for (size_t i = 0; i < nuts; i++) {
-			size_t h =
-			    (size_t)(uts[i].id * 0x9e3779b97f4a7c15ull >> 17) &
-			    (ncap - 1);
-
-			while (ns[h] != (size_t)-1)
-				h = (h + 1) & (ncap - 1);
-			ns[h] = i;
-		}
-		free(slot);
-		slot = ns;
-		cap = ncap;
-	}
-	size_t h = (size_t)(id * 0x9e3779b97f4a7c15ull >> 17) & (cap - 1);
-	while (slot[h] != (size_t)-1) {
-		if (uts[slot[h]].id == id)
-			return (&uts[slot[h]]);
-		h = (h + 1) & (cap - 1);
-	}
+	if (*s != EMPTY)
+		return (&uts[*s]);
 	if (nuts == cuts) {
 		cuts = cuts ? 2 * cuts : 256;
 		uts = xrealloc(uts, cuts * sizeof(*uts));
@@ -82,7 +119,7 @@ ut_get(uint64_t id)
 	memset(&uts[nuts], 0, sizeof(uts[nuts]));
 	uts[nuts].id = id;
 	snprintf(uts[nuts].name, sizeof(uts[nuts].name), "ut %" PRIu64, id);
-	slot[h] = nuts;
+	*s = nuts;
 	return (&uts[nuts++]);
 }
 
@@ -95,45 +132,38 @@ struct flow {
 };
 
 static struct flow *flows;
-static size_t nflows, cflows, *fslot, fcap;
+static size_t nflows, cflows;
+static struct index flow_index;
+
+static uint64_t
+flow_hash(size_t p)
+{
+	return (flows[p].ut * 1000003u + flows[p].k);
+}
+
+static int
+flow_is(size_t p, const void *key)
+{
+	const struct flow *k = key;
+
+	return (flows[p].ut == k->ut && flows[p].k == k->k);
+}
 
 static struct flow *
 flow_get(uint64_t ut, uint32_t k)
 {
-	uint64_t key = ut * 1000003u + k;
+	struct flow key = {ut, k, -1, -1};
+	size_t *s = index_find(&flow_index, nflows, ut * 1000003u + k,
+	    flow_hash, flow_is, &key);
 
-	if (2 * (nflows + 1) > fcap) {
-		size_t ncap = fcap ? 2 * fcap : 4096;
-		size_t *ns = xrealloc(NULL, ncap * sizeof(*ns));
-
-		memset(ns, 0xff, ncap * sizeof(*ns));
-		for (size_t i = 0; i < nflows; i++) {
-			uint64_t kk = flows[i].ut * 1000003u + flows[i].k;
-			size_t h = (size_t)(kk * 0x9e3779b97f4a7c15ull >> 17) &
-			    (ncap - 1);
-
-			while (ns[h] != (size_t)-1)
-				h = (h + 1) & (ncap - 1);
-			ns[h] = i;
-		}
-		free(fslot);
-		fslot = ns;
-		fcap = ncap;
-	}
-	size_t h = (size_t)(key * 0x9e3779b97f4a7c15ull >> 17) & (fcap - 1);
-	while (fslot[h] != (size_t)-1) {
-		struct flow *f = &flows[fslot[h]];
-
-		if (f->ut == ut && f->k == k)
-			return (f);
-		h = (h + 1) & (fcap - 1);
-	}
+	if (*s != EMPTY)
+		return (&flows[*s]);
 	if (nflows == cflows) {
 		cflows = cflows ? 2 * cflows : 4096;
 		flows = xrealloc(flows, cflows * sizeof(*flows));
 	}
-	flows[nflows] = (struct flow){ut, k, -1, -1};
-	fslot[h] = nflows;
+	flows[nflows] = key;
+	*s = nflows;
 	return (&flows[nflows++]);
 }
 

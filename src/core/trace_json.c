@@ -242,6 +242,50 @@ flow_start(struct track_state *st, uint32_t tid, const struct ult__tev *e,
 	flow('s', tid, e->ts, woken, k, name);
 }
 
+/* The kinds that are an instant with one of three sets of args. */
+enum {
+	ARGS_ID = 1,
+	ARGS_CPU,
+	ARGS_MOVE
+};
+static const struct {
+	const char *name;
+	int args;
+} simple_kind[TEV_NKINDS] = {
+    [TEV_EXIT] = {"exit", ARGS_ID},
+    [TEV_MIGRATE] = {"migrate", ARGS_MOVE},
+    [TEV_STEAL] = {"steal", ARGS_MOVE},
+    [TEV_PUSH] = {"push", ARGS_MOVE},
+    [TEV_PREEMPT_SENT] = {"preempt sent", ARGS_CPU},
+    [TEV_PREEMPT] = {"preempt taken", ARGS_ID},
+    [TEV_OWED] = {"preempt owed", ARGS_ID},
+    [TEV_DEFERRED] = {"preempt deferred", ARGS_ID},
+    [TEV_FORCED] = {"preempt forced", ARGS_ID},
+    [TEV_HANDOFF] = {"handoff", ARGS_CPU},
+};
+
+static void
+simple(uint32_t tid, const struct ult__tev *e)
+{
+	char a[96];
+
+	if (e->kind >= TEV_NKINDS || simple_kind[e->kind].name == NULL)
+		return;
+	switch (simple_kind[e->kind].args) {
+	case ARGS_ID:
+		snprintf(a, sizeof(a), "\"id\":%" PRIu64, e->a);
+		break;
+	case ARGS_CPU:
+		snprintf(a, sizeof(a), "\"cpu\":%" PRIu64, e->a);
+		break;
+	default:
+		snprintf(a, sizeof(a),
+		    "\"id\":%" PRIu64 ",\"from\":%" PRId64 ",\"to\":%" PRId64,
+		    e->a, (int64_t)e->b, (int64_t)e->c);
+	}
+	instant(tid, e->ts, simple_kind[e->kind].name, a);
+}
+
 static void
 event(struct track_state *st, const struct ult__tev *e)
 {
@@ -268,10 +312,6 @@ event(struct track_state *st, const struct ult__tev *e)
 		    e->b, who(e->b, nb, sizeof(nb)));
 		instant(tid, e->ts, "spawn", a);
 		return;
-	case TEV_EXIT:
-		snprintf(a, sizeof(a), "\"id\":%" PRIu64, e->a);
-		instant(tid, e->ts, "exit", a);
-		return;
 	case TEV_SLEEP:
 		snprintf(a, sizeof(a),
 		    "\"id\":%" PRIu64 ",\"wchan\":\"0x%" PRIx64
@@ -280,34 +320,6 @@ event(struct track_state *st, const struct ult__tev *e)
 		    e->c != 0 ? (const char *)(uintptr_t)e->c : "?");
 		instant(tid, e->ts, "sleep", a);
 		return;
-	case TEV_MIGRATE:
-	case TEV_STEAL:
-	case TEV_PUSH:
-		snprintf(a, sizeof(a),
-		    "\"id\":%" PRIu64 ",\"from\":%" PRId64 ",\"to\":%" PRId64,
-		    e->a, (int64_t)e->b, (int64_t)e->c);
-		instant(tid, e->ts,
-		    e->kind == TEV_MIGRATE     ? "migrate"
-			: e->kind == TEV_STEAL ? "steal"
-					       : "push",
-		    a);
-		return;
-	case TEV_PREEMPT_SENT:
-		snprintf(a, sizeof(a), "\"cpu\":%" PRIu64, e->a);
-		instant(tid, e->ts, "preempt sent", a);
-		return;
-	case TEV_PREEMPT:
-	case TEV_OWED:
-	case TEV_DEFERRED:
-	case TEV_FORCED:
-		snprintf(a, sizeof(a), "\"id\":%" PRIu64, e->a);
-		instant(tid, e->ts,
-		    e->kind == TEV_PREEMPT	  ? "preempt taken"
-			: e->kind == TEV_OWED	  ? "preempt owed"
-			: e->kind == TEV_DEFERRED ? "preempt deferred"
-						  : "preempt forced",
-		    a);
-		return;
 	case TEV_LOCK:
 		snprintf(a, sizeof(a),
 		    "\"id\":%" PRIu64 ",\"lock\":\"0x%" PRIx64
@@ -315,11 +327,8 @@ event(struct track_state *st, const struct ult__tev *e)
 		    e->a, e->b, e->c);
 		instant(tid, e->ts, "lock contended", a);
 		return;
-	case TEV_HANDOFF:
-		snprintf(a, sizeof(a), "\"cpu\":%" PRIu64, e->a);
-		instant(tid, e->ts, "handoff", a);
-		return;
 	default:
+		simple(tid, e);
 		return;
 	}
 }
