@@ -130,8 +130,8 @@ typedef struct ult_config ult_config_t;
  * ULT_TRACE_FLUSH_MS how often the rings are drained (1..10000, default
  * 2); ULT_STATS=1
  * prints worker and uthread tables to stderr at ult_shutdown or exit;
- * ULT_SHM=0 drops the statistics segment ult-top reads
- * (/dev/shm/ult-<pid>, kept by default).  Other values: EINVAL.
+ * ULT_SHM=1 keeps the statistics segment ult-top reads
+ * (/dev/shm/ult-<pid>; 0, the default: none).  Other values: EINVAL.
  * Debug builds also read ULT_FAULT=kind:N[,kind:N] (kinds mmap, malloc,
  * thread), which fails the Nth allocation of that kind the process makes,
  * once, to test what a program does then; release builds ignore it.

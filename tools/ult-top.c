@@ -1,7 +1,7 @@
 /*
  * ult-top: a live view of a running ult process, from the statistics
- * segment its runtime keeps (/dev/shm/ult-<pid>): no signal, no ptrace,
- * nothing asked of the program.
+ * segment its runtime keeps (/dev/shm/ult-<pid>) when started with
+ * ULT_SHM=1: no signal, no ptrace, nothing else asked of the program.
  *
  *   ult-top [-b] [-n frames] [-d seconds] PID
  *
@@ -61,8 +61,8 @@ attach(int pid)
 	snprintf(path, sizeof(path), "/dev/shm/ult-%d", pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
 		fprintf(stderr,
-		    "ult-top: %s: %s (is %d a running ult process? ULT_SHM=0 "
-		    "turns the segment off)\n",
+		    "ult-top: %s: %s (is %d a running ult process started "
+		    "with ULT_SHM=1?)\n",
 		    path, strerror(errno), pid);
 		return (-1);
 	}
@@ -111,6 +111,10 @@ take(void)
 		if (__atomic_load_n(&seg->seq, __ATOMIC_RELAXED) == s &&
 		    s != 0) {
 			last = s;
+			if (snap.nthreads > ULT_SHM_THREADS)
+				snap.nthreads = ULT_SHM_THREADS;
+			if (snap.nworkers > ULT_SHM_CPUS)
+				snap.nworkers = ULT_SHM_CPUS;
 			return (0);
 		}
 		usleep(1000);
@@ -210,8 +214,12 @@ frame(int batch, int lines)
 		const struct ult_shm_thread *p = prev_thread(t->id);
 
 		rows[i].t = t;
+		/* A running thread's runtime is read against a clock that
+		 * may step back a little: never a negative share. */
 		rows[i].pct = p != NULL && dt > 0
-		    ? 100.0 * (double)(t->runtime_ns - p->runtime_ns) / dt
+		    ? (t->runtime_ns > p->runtime_ns ? 100.0 *
+				  (double)(t->runtime_ns - p->runtime_ns) / dt
+						     : 0.0)
 		    : t->pctcpu_x100 / 100.0;
 	}
 	qsort(rows, snap.nthreads, sizeof(rows[0]), by_cpu);

@@ -37,6 +37,7 @@ atfork_child(void)
 {
 	ult__tls_worker = NULL;
 	ult__tls_actcpu = -1;
+	ULT_PST(&ult__trace_on, 0); /* its flusher is the parent's */
 	if (init_busy || ULT_LD(&ult__rt.state) != RT_STOPPED)
 		ULT_ST(&ult__rt.state, RT_FORKED);
 	init_busy = 0;

@@ -115,17 +115,23 @@ ult__thread_lock_handle(ult_thread_t **t, int alive_only)
 		return (ENXIO);
 	if (*t == NULL && (*t = ult__self_ut()) == NULL)
 		return (EINVAL);
-	m = thread_lock(&(*t)->td);
-
-	/* A free struct may be being set up for a new thread, whose lock
-	 * can change under us (thread.c:thread_setup): leave by the lock we
-	 * took. */
-	if (ULT_LD_ACQ(&(*t)->lstate) == UT_FREE ||
-	    (alive_only && ULT_LD(&(*t)->lstate) != UT_ALIVE)) {
+	/*
+	 * A free struct may be being set up for a new thread, whose lock
+	 * moves without the one we took (sched_fork; thread.c,
+	 * thread_setup): leave by the lock we took.  Once UT_ALIVE is seen,
+	 * the move is seen too; if it moved, take the new lock.
+	 */
+	for (;;) {
+		m = thread_lock(&(*t)->td);
+		if (ULT_LD_ACQ(&(*t)->lstate) == UT_FREE ||
+		    (alive_only && ULT_LD(&(*t)->lstate) != UT_ALIVE)) {
+			mtx_unlock(m);
+			return (ESRCH);
+		}
+		if (ULT_LD(&(*t)->td.td_lock) == m)
+			return (0);
 		mtx_unlock(m);
-		return (ESRCH);
 	}
-	return (0);
 }
 
 int

@@ -1,10 +1,12 @@
 /*
- * The statistics segment for ult-top (shm_layout.h).  A thread of its
- * own, "ult-stats", rewrites it every PERIOD_NS from ult_thread_info and
- * ult_cpu_info, so that a reader needs no signal, no ptrace and no help
- * from the program.  ULT_SHM=0 turns it off.  It costs one wakeup per
- * period and a thread-lock round trip per uthread shown (at most
- * ULT_SHM_THREADS).  A segment that cannot be made is no error: ult-top
+ * The statistics segment for ult-top (shm_layout.h), with ULT_SHM=1.  A
+ * thread of its own, "ult-stats", rewrites it every PERIOD_NS from
+ * ult_thread_info and ult_cpu_info, so that a reader needs no signal, no
+ * ptrace and no help from the program.  It costs one wakeup per period,
+ * a walk of the thread slab under its lock, and a thread-lock round trip
+ * per uthread shown (at most ULT_SHM_THREADS), from a kernel thread the
+ * host may deschedule while it holds one of those locks: so it is off
+ * unless asked for.  A segment that cannot be made is no error: ult-top
  * then says it finds none.
  */
 #include <dirent.h>
@@ -165,8 +167,8 @@ ult__shm_configure(void)
 {
 	const char *s = getenv("ULT_SHM");
 
-	shm.want = s == NULL || *s == '\0' || strcmp(s, "1") == 0;
-	if (!shm.want && strcmp(s, "0") != 0)
+	shm.want = s != NULL && strcmp(s, "1") == 0;
+	if (!shm.want && s != NULL && *s != '\0' && strcmp(s, "0") != 0)
 		return (EINVAL);
 	return (0);
 }

@@ -4,8 +4,8 @@
 #ifndef ULT_CORE_SHM_H
 #define ULT_CORE_SHM_H
 
-/* From ult_init's configuration: ULT_SHM is absent, 0 or 1 (else
- * EINVAL). */
+/* From ult_init's configuration: ULT_SHM is absent or 0 (no segment) or 1
+ * (else EINVAL). */
 int ult__shm_configure(void);
 /* From ult_init once everything runs; never fails (see shm.c). */
 void ult__shm_start(void);

@@ -103,6 +103,8 @@ ult__stats_configure(void)
 	if (groups == NULL)
 		groups = calloc(GROUPS_MAX + 1, sizeof(*groups));
 	nrows = ngroups = reported = 0;
+	if (groups != NULL)
+		memset(groups, 0, (GROUPS_MAX + 1) * sizeof(*groups));
 	pthread_mutex_unlock(&rows_lock);
 	if (rows == NULL || groups == NULL)
 		return (ENOMEM);

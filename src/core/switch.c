@@ -208,8 +208,6 @@ ult__exit_switch(struct ult_thread *ut)
 	MPASS(ut == w->curthread && ut != &w->idle);
 	account(w, ut, now, 0);
 	ULT_TRACE(TEV_EXIT, exit, now, ut->id, 0, 0, 0);
-	if (ult__stats_on)
-		ult__stats_exit(ut);
 	w->clk_ns = now;
 	w->clk_valid = 1;
 	ntd = ult__rt.sched->throw_(&ut->td);

@@ -205,6 +205,9 @@ ult__thread_dead(struct ult__worker *w, struct ult_thread *ut)
 {
 	int free_now;
 
+	/* Its figures are final, and nothing is locked here. */
+	if (ult__stats_on)
+		ult__stats_exit(ut);
 	ult__san_destroy(&ut->san);
 	ult__stack_put(w, ut->stack);
 	ut->stack = NULL;
@@ -267,7 +270,9 @@ spawn_check(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *))
  * td_lock names and then checks lstate, and leaves at once if it is not
  * UT_ALIVE.  So td_lock stays a real lock throughout (the zombie lock,
  * left there by the struct's last death or by thread_alloc), and lstate
- * becomes UT_ALIVE only once the policy holds the thread (spawn_alive).
+ * becomes UT_ALIVE only once sched_fork has moved the lock (spawn); a
+ * reader that then sees the move takes the new lock
+ * (ult__thread_lock_handle).
  */
 static void
 thread_setup(struct ult_thread *ut, const struct ult_attr *a,

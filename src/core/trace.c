@@ -26,12 +26,16 @@
 
 #define TBUF_DEFAULT (1u << 16) /* records a ring: 3 MiB */
 #define TBUF_SLACK 64		/* room for signal handlers' records */
-#define FLUSH_MS 2		/* the flusher's period, by default */
+/* A thread that is no worker records little (wakeups, lock waits), and
+ * there may be many: its ring is smaller. */
+#define OTHER_RING 4096u
+#define FLUSH_MS 2 /* the flusher's period, by default */
 
 int ult__trace_on;
 
 struct tbuf {
 	struct ult__tev *ev;
+	unsigned size;	  /* records, a power of two */
 	atomic_uint head; /* next slot to claim */
 	atomic_uint tail; /* next slot to drain: the flusher's */
 	atomic_uint_fast64_t dropped[TEV_NKINDS]; /* by kind */
@@ -47,6 +51,8 @@ static struct {
 	int rawfd, outfd;
 	int flushing;
 	uint64_t period_ns; /* ULT_TRACE_FLUSH_MS */
+	uint64_t raw_bytes; /* whole records in the raw file (the flusher's) */
+	int raw_broken;	    /* a write failed: no more (the flusher's) */
 	atomic_uint stop;   /* futex word: the flusher sleeps on it */
 	pthread_t flusher;
 	atomic_uint_fast64_t lost; /* records the raw file refused */
@@ -62,7 +68,8 @@ buf_new(int cpu, const char *name)
 
 	if (b == NULL)
 		return (NULL);
-	b->ev = calloc(tr.size, sizeof(*b->ev));
+	b->size = cpu >= 0 || tr.size <= OTHER_RING ? tr.size : OTHER_RING;
+	b->ev = calloc(b->size, sizeof(*b->ev));
 	if (b->ev == NULL) {
 		free(b);
 		return (NULL);
@@ -104,12 +111,12 @@ ult__trace_emit(int kind, uint64_t ts, uint64_t a, uint64_t b, uint64_t c,
 	if (t == NULL)
 		return;
 	h = ULT_LD(&t->head);
-	if (h - ULT_LD_ACQ(&t->tail) >= tr.size - TBUF_SLACK) {
+	if (h - ULT_LD_ACQ(&t->tail) >= t->size - TBUF_SLACK) {
 		ULT_ADD(&t->dropped[kind], 1);
 		return;
 	}
 	h = ULT_ADD(&t->head, 1);
-	e = &t->ev[h & (tr.size - 1)];
+	e = &t->ev[h & (t->size - 1)];
 	e->ts = ts != 0 ? ts : ult__fastclock_now();
 	e->a = a;
 	e->b = b;
@@ -121,38 +128,50 @@ ult__trace_emit(int kind, uint64_t ts, uint64_t a, uint64_t b, uint64_t c,
 	ULT_ST_REL(&e->seq, h + 1);
 }
 
+/* Append whole records; after a failed write (a full disk) the file is
+ * cut back to its last whole record and nothing more is written: the
+ * records that did not go in are counted as lost. */
 static void
 raw_write(const void *p, size_t n)
 {
 	const char *c = p;
+	size_t left = n;
 
-	while (n > 0) {
-		ssize_t k = write(tr.rawfd, c, n);
+	if (tr.raw_broken) {
+		ULT_ADD(&tr.lost, n / sizeof(struct ult__tev));
+		return;
+	}
+	while (left > 0) {
+		ssize_t k = write(tr.rawfd, c, left);
 
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0) {
+			tr.raw_broken = 1;
+			(void)ftruncate(tr.rawfd, (off_t)tr.raw_bytes);
+			(void)lseek(tr.rawfd, (off_t)tr.raw_bytes, SEEK_SET);
 			ULT_ADD(&tr.lost, n / sizeof(struct ult__tev));
 			return;
 		}
 		c += k;
-		n -= (size_t)k;
+		left -= (size_t)k;
 	}
+	tr.raw_bytes += n;
 }
 
 /* Copy b's published records to the raw file, oldest first. */
 static void
 drain(struct tbuf *b)
 {
-	unsigned t = ULT_LD(&b->tail), n = 0, mask = tr.size - 1;
+	unsigned t = ULT_LD(&b->tail), n = 0, mask = b->size - 1;
 
 	while (
-	    n < tr.size && ULT_LD_ACQ(&b->ev[(t + n) & mask].seq) == t + n + 1)
+	    n < b->size && ULT_LD_ACQ(&b->ev[(t + n) & mask].seq) == t + n + 1)
 		n++;
 	if (n == 0)
 		return;
-	if ((t & mask) + n > tr.size) {
-		unsigned first = tr.size - (t & mask);
+	if ((t & mask) + n > b->size) {
+		unsigned first = b->size - (t & mask);
 
 		raw_write(&b->ev[t & mask], first * sizeof(*b->ev));
 		raw_write(&b->ev[0], (n - first) * sizeof(*b->ev));
@@ -246,12 +265,15 @@ ult__trace_start(void)
 		return (ENAMETOOLONG);
 	pthread_mutex_lock(&tr.lock);
 	tr.outfd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	tr.rawfd = open(raw, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* Never a file of the user's: EEXIST if <path>.raw exists. */
+	tr.rawfd = open(raw, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	err = tr.outfd < 0 || tr.rawfd < 0 ? errno : 0;
 	if (tr.rawfd >= 0)
 		(void)unlink(raw);
 	tr.gen++;
 	tr.ntracks = 0;
+	tr.raw_bytes = 0;
+	tr.raw_broken = 0;
 	ULT_ST(&tr.lost, 0);
 	ULT_ST(&tr.stop, 0);
 	if (err == 0 &&

@@ -195,12 +195,13 @@ struct track_state {
 	uint64_t cur, since;
 	int started;
 	int worker;
+	int exiting; /* cur has exited: its slice ends with "exit" */
 };
 
 static int pid;
 
 static void
-slice(uint32_t tid, uint64_t id, uint64_t from, uint64_t to, uint64_t why)
+slice(uint32_t tid, uint64_t id, uint64_t from, uint64_t to, const char *why)
 {
 	char nb[200];
 
@@ -208,7 +209,7 @@ slice(uint32_t tid, uint64_t id, uint64_t from, uint64_t to, uint64_t why)
 	     "\"name\":\"%s\",\"cat\":\"run\",\"args\":{\"id\":%" PRIu64
 	     ",\"out\":\"%s\"}},\n",
 	    pid, tid, us(from), us(to) - us(from), who(id, nb, sizeof(nb)), id,
-	    swt_name(why));
+	    why);
 }
 
 static void
@@ -295,7 +296,9 @@ event(struct track_state *st, const struct ult__tev *e)
 	switch (e->kind) {
 	case TEV_SWITCH:
 		if (st->started && st->cur != 0)
-			slice(tid, st->cur, st->since, e->ts, e->c);
+			slice(tid, st->cur, st->since, e->ts,
+			    st->exiting ? "exit" : swt_name(e->c));
+		st->exiting = 0;
 		st->cur = e->b;
 		st->since = e->ts;
 		st->started = 1;
@@ -328,6 +331,8 @@ event(struct track_state *st, const struct ult__tev *e)
 		instant(tid, e->ts, "lock contended", a);
 		return;
 	default:
+		if (e->kind == TEV_EXIT && e->a == st->cur)
+			st->exiting = 1;
 		simple(tid, e);
 		return;
 	}
@@ -412,10 +417,14 @@ ult__trace_json(int rawfd, int outfd, const struct ult__trace_track *tr,
 		first = 0;
 		if (e.kind == TEV_NAME && e.d < 3) {
 			struct name_ent *ne = name_get(e.a, 1);
+			char part[12];
+			size_t at = 12 * (size_t)e.d;
 
+			memcpy(part, &e.b, 8);
+			memcpy(part + 8, &e.c, 4);
 			if (ne != NULL) {
-				memcpy(ne->name + 12 * e.d, &e.b, 8);
-				memcpy(ne->name + 12 * e.d + 8, &e.c, 4);
+				memcpy(ne->name + at, part,
+				    at + 12 <= 31 ? 12 : 31 - at);
 				ne->name[31] = '\0';
 			}
 		}

@@ -15,7 +15,7 @@ cleanup() {
 trap cleanup EXIT
 fail() { echo "ult_top: $*"; cat "$out/frame" 2>/dev/null; exit 1; }
 
-"$target" > "$out/ready" &
+ULT_SHM=1 "$target" > "$out/ready" &
 pid=$!
 for i in $(seq 100); do grep -q ready "$out/ready" && break; sleep 0.1; done
 grep -q "ready $pid" "$out/ready" || fail "the target did not start"
