@@ -11,7 +11,8 @@
 #
 # A switched-out uthread's registers are on its stack, where its last
 # switch (src/arch/x86_64/switch.S) pushed them: the mxcsr/x87 word, r15,
-# r14, r13, r12, rbx, rbp, then the return address.  A gdb unwinder
+# r14, r13, r12, rbx, rbp, then the return address; or, in a build with
+# the portable ucontext switch, in its ucontext_t.  A gdb unwinder
 # claims the innermost frame of the selected thread for as long as the
 # backtrace is printed and says that its caller is that saved context, so
 # the frames printed after it are the uthread's; this works on a core
@@ -122,11 +123,21 @@ _unwinder = _SavedContext()
 gdb.unwinder.register_unwinder(None, _unwinder, replace=True)
 
 
+# Where glibc's x86-64 ucontext_t keeps each register (REG_* in
+# <sys/ucontext.h>), for a build with the portable ucontext switch.
+_GREGS = {"r12": 4, "r13": 5, "r14": 6, "r15": 7, "rbp": 10, "rbx": 11,
+          "rsp": 15, "rip": 16}
+
+
 def _saved_regs(ut):
-    sp = int(ut["ctx"]["sp"])
+    u64 = gdb.lookup_type("unsigned long")
+    ctx = ut["ctx"]
+    if any(f.name == "uc" for f in ctx.type.fields()):
+        g = ctx["uc"]["uc_mcontext"]["gregs"]
+        return {n: g[i].cast(u64) for n, i in _GREGS.items()}
+    sp = int(ctx["sp"])
     words = struct.unpack(
         "<8Q", bytes(gdb.selected_inferior().read_memory(sp, 64)))
-    u64 = gdb.lookup_type("unsigned long")
     names = ["r15", "r14", "r13", "r12", "rbx", "rbp", "rip"]
     regs = {n: gdb.Value(words[i + 1]).cast(u64) for i, n in enumerate(names)}
     regs["rsp"] = gdb.Value(sp + 64).cast(u64)
