@@ -8,8 +8,8 @@
  * -b: batch mode (frames one after another, no screen control), for
  * scripts; -n: stop after that many frames; -d: seconds between frames
  * (default 1).  Interactive, q quits.  %CPU is the share of a CPU each
- * uthread used since the last frame; on the first frame it is the
- * policy's own estimate.
+ * uthread used since the last snapshot shown (for the first frame, the
+ * one before it); a uthread new since then shows the policy's estimate.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -316,12 +316,14 @@ main(int argc, char **argv)
 			lines = ws.ws_row;
 	}
 	/* The snapshot there now may be half a second old: the first frame
-	 * shows the next one. */
+	 * shows the next one, with rates measured against this one. */
 	if (take() != 0) {
 		fprintf(stderr,
 		    "ult-top: no snapshot (is the process stopped?)\n");
 		return (1);
 	}
+	prev = snap;
+	have_prev = 1;
 	for (int n = 0; frames < 0 || n < frames; n++) {
 		if (kill(pid, 0) != 0 && errno == ESRCH) {
 			fprintf(stderr, "ult-top: process %d has exited\n",
