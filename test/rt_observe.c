@@ -242,23 +242,18 @@ static long bounce_n;
  * semaphore is empty, its partner not yet run), so every round is two
  * switches, whatever the policy thinks of yields. */
 static void *
-bounce_a(void *arg)
+bounce(void *arg)
 {
-	(void)arg;
-	for (long r = 0; r < bounce_n; r++) {
-		CHECK_EQ(ult_sem_post(&ping[0]), 0);
-		CHECK_EQ(ult_sem_wait(&pong[0]), 0);
-	}
-	return (NULL);
-}
+	int side = (int)(intptr_t)arg;
 
-static void *
-bounce_b(void *arg)
-{
-	(void)arg;
 	for (long r = 0; r < bounce_n; r++) {
-		CHECK_EQ(ult_sem_wait(&ping[0]), 0);
-		CHECK_EQ(ult_sem_post(&pong[0]), 0);
+		if (side == 0) {
+			CHECK_EQ(ult_sem_post(&ping[0]), 0);
+			CHECK_EQ(ult_sem_wait(&pong[0]), 0);
+		} else {
+			CHECK_EQ(ult_sem_wait(&ping[0]), 0);
+			CHECK_EQ(ult_sem_post(&pong[0]), 0);
+		}
 	}
 	return (NULL);
 }
@@ -285,8 +280,8 @@ test_trace_dropped(void)
 	bounce_n = 20000 / TEST_SCALE > 300 ? 20000 / TEST_SCALE : 300;
 	CHECK_EQ(ult_sem_init(&ping[0], 0), 0);
 	CHECK_EQ(ult_sem_init(&pong[0], 0), 0);
-	CHECK_EQ(ult_spawn(&a, NULL, bounce_a, NULL), 0);
-	CHECK_EQ(ult_spawn(&b, NULL, bounce_b, NULL), 0);
+	CHECK_EQ(ult_spawn(&a, NULL, bounce, (void *)(intptr_t)0), 0);
+	CHECK_EQ(ult_spawn(&b, NULL, bounce, (void *)(intptr_t)1), 0);
 	CHECK_EQ(ult_join(a, NULL), 0);
 	CHECK_EQ(ult_join(b, NULL), 0);
 	/* Both have exited, and the worker's last switch (to its idle

@@ -22,7 +22,7 @@ static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 /* ult_init or ult_shutdown is between its first and last step (under
  * init_lock; read by the fork handler, which cannot take the lock). */
 static volatile sig_atomic_t init_busy;
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
 
 /*
  * fork() copies only the calling kernel thread: the child has no workers
@@ -57,7 +57,7 @@ at_exit(void)
 }
 
 static void
-atfork_register(void)
+process_hooks(void)
 {
 	(void)pthread_atfork(NULL, NULL, atfork_child);
 	(void)atexit(at_exit);
@@ -259,7 +259,7 @@ ult_init(const struct ult_config *cfg)
 {
 	int err;
 
-	pthread_once(&atfork_once, atfork_register);
+	pthread_once(&hooks_once, process_hooks);
 	pthread_mutex_lock(&init_lock);
 	if (ULT_LD(&ult__rt.state) != RT_STOPPED) {
 		err = ULT_LD(&ult__rt.state) == RT_FORKED ? ENXIO : EBUSY;

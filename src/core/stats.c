@@ -118,8 +118,6 @@ ult__stats_thread_init(struct ult_thread *ut)
 	atomic_init(&ut->rqd_sum, 0);
 	atomic_init(&ut->rqd_n, 0);
 	atomic_init(&ut->rqd_max, 0);
-	ut->twake = 0;
-	ut->rq_ns = 0;
 	if (!ult__stats_on)
 		return;
 	if (ut->rqd_hist == NULL)

@@ -304,7 +304,6 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 	atomic_init(&ut->nivcsw, 0);
 	atomic_init(&ut->nmigrations, 0);
 	ult__stats_thread_init(ut);
-	ut->tseen = 0;
 	atomic_init(&ut->wmesg, NULL);
 	ult__timer_init(&ut->slp_timer);
 	atomic_init(&ut->slp_waiter, NULL);
@@ -435,6 +434,7 @@ spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 	thread_setup(ut, a, fn, arg);
 	/* Its creation is its first wakeup (run-queue delay, the trace). */
 	ut->twake = 1;
+	ut->tseen = 0;
 	ut->rq_ns = held ? w->clk_ns : ult__fastclock_now();
 	ULT_USDT(spawn, self != NULL ? self->id : 0, ut->id, 0);
 	if (ULT_UNLIKELY(ULT_PLD(&ult__trace_on)))
