@@ -7,13 +7,36 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim.h"
+#include "sim_int.h"
 
-static struct sim *S;
+struct sim *ult__sim;
+#define S ult__sim
 
 /* Where sleeping threads keep their thread lock (a sleep-queue chain). */
-static struct mtx sleep_lock = MTX_INITIALIZER("sim sleep");
+struct mtx ult__sim_sleep_lock = MTX_INITIALIZER("sim sleep");
+#define sleep_lock ult__sim_sleep_lock
 struct mtx blocked_lock = MTX_INITIALIZER("blocked");
+
+/* Under the sub-tick engine a CPU that is woken or sent an IPI acts at
+ * once, a wakeup's cost later, rather than at the next tick. */
+static void
+kick(int cpu)
+{
+	struct sim_cpu *c = &S->cpu[cpu];
+	int64_t at;
+
+	if (S->nyielders == 0 || S->curcpu < 0 || cpu == S->curcpu)
+		return;
+	at = S->cpu[S->curcpu].clock +
+	    (c->sleeping ? S->cost.park_ns : S->cost.wake_ns);
+	if (!c->in_kick) {
+		S->kicked[S->nkicked++] = cpu;
+		c->in_kick = 1;
+		c->kick_at = at;
+	} else if (at < c->kick_at) {
+		c->kick_at = at;
+	}
+}
 
 /* ---- machine.h ---- */
 
@@ -52,14 +75,17 @@ void
 mach_ast(struct thread *td, int cpu)
 {
 	atomic_fetch_or(&td->td_ast, TDA_SCHED);
-	if (td == &S->cpu[cpu].idle.td)
+	if (td == &S->cpu[cpu].idle.td) {
 		S->cpu[cpu].awake = 1;
+		kick(cpu);
+	}
 }
 
 void
 mach_ipi_preempt(int cpu)
 {
 	S->cpu[cpu].ipi = 1;
+	kick(cpu);
 }
 
 /* A virtual CPU spins only between its idle thread's poll and its sleep,
@@ -95,6 +121,7 @@ int
 mach_cpu_idle_wakeup(int cpu)
 {
 	S->cpu[cpu].awake = 1;
+	kick(cpu);
 	return (1);
 }
 
@@ -143,12 +170,35 @@ ult__spin_backoff(unsigned *iter)
 
 /* ---- threads ---- */
 
+int64_t
+sim_now_ns(const struct sim *s)
+{
+	return (s->now * SIM_TICK_NS);
+}
+
+/* Virtual time on cpu now, or at the clock. */
+static int64_t
+cpu_now(struct sim *s, int cpu)
+{
+	return (cpu >= 0 ? s->cpu[cpu].clock : sim_now_ns(s));
+}
+
 static struct sim_thread *
 thread_new(struct sim *s, int run_ms, int sleep_ms)
 {
 	struct sim_thread *t = calloc(1, sizeof(*t));
 
-	if (t == NULL || s->nthreads == SIM_MAXTHREADS)
+	if (t == NULL)
+		abort();
+	if (s->nthreads == s->cap) {
+		s->cap = s->cap ? 2 * s->cap : 64;
+		s->threads =
+		    realloc(s->threads, sizeof(*s->threads) * (size_t)s->cap);
+		if (s->threads == NULL)
+			abort();
+	}
+	t->ran_on = calloc((size_t)s->ncpu, sizeof(*t->ran_on));
+	if (t->ran_on == NULL)
 		abort();
 	ult__list_init(&t->td.td_runq);
 	atomic_init(&t->td.td_lock, &sleep_lock);
@@ -159,17 +209,25 @@ thread_new(struct sim *s, int run_ms, int sleep_ms)
 	t->left = run_ms;
 	t->last_cpu = -1;
 	t->ready_at = s->now;
+	t->ready_ns = cpu_now(s, s->curcpu);
 	s->threads[s->nthreads++] = t;
 	return (t);
 }
 
-struct sim_thread *
-sim_spawn(struct sim *s, int nice, int run_ms, int sleep_ms, int cpu)
+/* The first burst of a thread with a behaviour. */
+static void
+set_behaviour(struct sim *s, struct sim_thread *t,
+    const struct sim_behaviour *beh, void *arg)
 {
-	struct sim_thread *t = thread_new(s, run_ms, sleep_ms);
+	t->beh = beh;
+	t->arg = arg;
+	t->run_ms = 1;
+	t->left = beh->woken(s, t);
+}
 
-	s->curcpu = -1;
-	s->sched->fork(NULL, &t->td);
+static void
+add_new(struct sim *s, struct sim_thread *t, int nice, int cpu)
+{
 	thread_lock(&t->td);
 	if (nice != 0)
 		s->sched->nice(&t->td, nice);
@@ -177,24 +235,65 @@ sim_spawn(struct sim *s, int nice, int run_ms, int sleep_ms, int cpu)
 		s->sched->bind(&t->td, cpu);
 	t->state = SIM_RUNNABLE;
 	s->sched->add(&t->td, SRQ_BORING);
+}
+
+struct sim_thread *
+sim_spawn(struct sim *s, int nice, int run_ms, int sleep_ms, int cpu)
+{
+	struct sim_thread *t;
+
+	s->curcpu = -1;
+	t = thread_new(s, run_ms, sleep_ms);
+	s->sched->fork(NULL, &t->td);
+	add_new(s, t, nice, cpu);
 	return (t);
 }
 
 struct sim_thread *
-sim_fork(struct sim *s, struct sim_thread *parent, int run_ms, int sleep_ms)
+sim_spawn_beh(struct sim *s, int nice, int cpu, const struct sim_behaviour *beh,
+    void *arg)
 {
-	struct sim_thread *t = thread_new(s, run_ms, sleep_ms);
-	int cpu = parent->td.td_oncpu;
+	struct sim_thread *t;
+
+	s->curcpu = -1;
+	t = thread_new(s, 1, 0);
+	set_behaviour(s, t, beh, arg);
+	s->sched->fork(NULL, &t->td);
+	add_new(s, t, nice, cpu);
+	return (t);
+}
+
+static struct sim_thread *
+fork_from(struct sim *s, struct sim_thread *parent, struct sim_thread *t)
+{
+	int cpu = parent->td.td_oncpu, saved = s->curcpu;
 
 	s->curcpu = cpu;
+	t->parent = parent;
 	thread_lock(&parent->td);
 	s->sched->fork(&parent->td, &t->td);
 	thread_unlock(&parent->td);
 	thread_lock(&t->td);
 	t->state = SIM_RUNNABLE;
 	s->sched->add(&t->td, SRQ_BORING);
-	s->curcpu = -1;
+	s->curcpu = saved;
 	return (t);
+}
+
+struct sim_thread *
+sim_fork(struct sim *s, struct sim_thread *parent, int run_ms, int sleep_ms)
+{
+	return (fork_from(s, parent, thread_new(s, run_ms, sleep_ms)));
+}
+
+struct sim_thread *
+sim_fork_beh(struct sim *s, struct sim_thread *parent,
+    const struct sim_behaviour *beh, void *arg)
+{
+	struct sim_thread *t = thread_new(s, 1, 0);
+
+	set_behaviour(s, t, beh, arg);
+	return (fork_from(s, parent, t));
 }
 
 void
@@ -213,9 +312,37 @@ sim_of(struct thread *td)
 	return ((struct sim_thread *)(void *)td);
 }
 
-/* The thread on cpu gives up the CPU (its lock is held). */
+/* cpu's current thread changes to `to' at the CPU's clock. */
 static void
-do_switch(struct sim *s, int cpu, int flags)
+account(struct sim *s, int cpu, struct sim_thread *to)
+{
+	struct sim_cpu *c = &s->cpu[cpu];
+	struct sim_thread *from = c->cur;
+	int64_t lat;
+
+	from->cpu_ns += c->clock - c->seg_start;
+	if (s->hooks.segment != NULL && c->clock > c->seg_start)
+		s->hooks.segment(s->hooks.arg, cpu, from, c->seg_start,
+		    c->clock);
+	c->seg_start = c->clock;
+	if (to == from)
+		return;
+	c->switches++;
+	c->clock += s->cost.switch_ns;
+	if (to == &c->idle || to->state != SIM_RUNNABLE)
+		return;
+	if (s->now - to->ready_at > to->max_latency)
+		to->max_latency = s->now - to->ready_at;
+	if (!to->woke)
+		return;
+	to->woke = 0;
+	lat = c->clock - to->ready_ns;
+	if (s->hooks.run != NULL)
+		s->hooks.run(s->hooks.arg, cpu, to, lat < 0 ? 0 : lat);
+}
+
+void
+ult__sim_switch(struct sim *s, int cpu, int flags)
 {
 	struct sim_cpu *c = &s->cpu[cpu];
 	struct sim_thread *from = c->cur, *to;
@@ -226,19 +353,16 @@ do_switch(struct sim *s, int cpu, int flags)
 	thread_lock_unblock(&from->td, mtx);
 	if (from->state == SIM_RUNNING)
 		from->state = SIM_RUNNABLE;
-	if (to != from)
-		c->switches++;
+	account(s, cpu, to);
 	c->cur = to;
 	if (to != &c->idle) {
-		if (to->state == SIM_RUNNABLE &&
-		    s->now - to->ready_at > to->max_latency)
-			to->max_latency = s->now - to->ready_at;
 		to->state = SIM_RUNNING;
 		if (to->last_cpu >= 0 && to->last_cpu != cpu)
 			to->migrations++;
 		to->last_cpu = cpu;
 	}
 }
+#define do_switch ult__sim_switch
 
 void
 sim_yield(struct sim *s, int cpu)
@@ -255,8 +379,8 @@ sim_yield(struct sim *s, int cpu)
 }
 
 /* The runtime's "return to user mode" checks, for cpu's thread. */
-static void
-userret(struct sim *s, int cpu)
+void
+ult__sim_userret(struct sim *s, int cpu)
 {
 	struct sim_cpu *c = &s->cpu[cpu];
 
@@ -292,9 +416,11 @@ userret(struct sim *s, int cpu)
 		return;
 	}
 }
+#define userret ult__sim_userret
 
+/* The thread on cpu sleeps, for `ms' ticks or (ms < 0) until woken. */
 static void
-go_to_sleep(struct sim *s, int cpu)
+sleep_for(struct sim *s, int cpu, int ms)
 {
 	struct sim_thread *t = s->cpu[cpu].cur;
 	struct thread *td = &t->td;
@@ -307,49 +433,126 @@ go_to_sleep(struct sim *s, int cpu)
 	thread_lock_set(td, &sleep_lock);
 	TD_SET_SLEEPING(td);
 	t->state = SIM_SLEEPING;
-	t->wake_at = s->now + t->sleep_ms;
+	t->wake_at = ms < 0 ? INT64_MAX : s->now + ms;
 	t->sleep_cpu = cpu;
 	do_switch(s, cpu, SW_VOL | SWT_SLEEPQ);
 }
 
+void
+ult__sim_block(struct sim *s, int cpu)
+{
+	sleep_for(s, cpu, -1);
+}
+
+/* The thread on cpu exits: its parent, if alive, is charged its time. */
 static void
-wake(struct sim *s, struct sim_thread *t)
+do_exit(struct sim *s, int cpu)
+{
+	struct sim_cpu *c = &s->cpu[cpu];
+	struct sim_thread *t = c->cur, *to, *p = t->parent;
+
+	s->curcpu = cpu;
+	t->bursts++;
+	if (p != NULL && p->state != SIM_DONE) {
+		thread_lock(&p->td);
+		s->sched->exit(&p->td, &t->td);
+		thread_unlock(&p->td);
+	}
+	thread_lock(&t->td);
+	to = sim_of(s->sched->throw_(&t->td));
+	t->state = SIM_DONE;
+	account(s, cpu, to);
+	c->cur = to;
+	if (to != &c->idle) {
+		to->state = SIM_RUNNING;
+		if (to->last_cpu >= 0 && to->last_cpu != cpu)
+			to->migrations++;
+		to->last_cpu = cpu;
+	}
+	if (t->beh != NULL && t->beh->exited != NULL)
+		t->beh->exited(s, t);
+}
+
+/* A burst of cpu's thread ended. */
+static void
+burst_end(struct sim *s, int cpu)
+{
+	struct sim_thread *t = s->cpu[cpu].cur;
+	int ms = t->sleep_ms;
+
+	s->curcpu = cpu;
+	if (t->beh == NULL) {
+		sleep_for(s, cpu, ms);
+		return;
+	}
+	switch (t->beh->burst_end(s, t, &ms)) {
+	case SIM_ACT_SLEEP:
+		sleep_for(s, cpu, ms < 1 ? 1 : ms);
+		break;
+	case SIM_ACT_WAIT:
+		sleep_for(s, cpu, -1);
+		break;
+	case SIM_ACT_RUN:
+		t->left = ms < 1 ? 1 : ms;
+		break;
+	default:
+		do_exit(s, cpu);
+		break;
+	}
+}
+
+/* Wake t with srqflags, from the CPU running `cpu' (-1: the clock). */
+static void
+wake_from(struct sim *s, struct sim_thread *t, int cpu, int srqflags)
 {
 	struct thread *td = &t->td;
 
-	/* The timeout fires on the CPU the thread slept on, as FreeBSD's
-	 * sleepq callouts do. */
-	s->curcpu = t->sleep_cpu;
+	s->curcpu = cpu;
 	thread_lock(td);
 	TD_CLR_SLEEPING(td);
 	t->state = SIM_RUNNABLE;
-	t->left = t->run_ms;
+	t->left = t->beh != NULL ? t->beh->woken(s, t) : t->run_ms;
 	t->ready_at = s->now;
-	s->sched->wakeup(td, 0);
+	t->ready_ns = cpu_now(s, cpu);
+	t->woke = 1;
+	s->sched->wakeup(td, srqflags);
+}
+
+/* The timeout fires on the CPU the thread slept on, as FreeBSD's sleepq
+ * callouts do. */
+static void
+wake(struct sim *s, struct sim_thread *t)
+{
+	wake_from(s, t, t->sleep_cpu, 0);
+}
+
+void
+sim_wake(struct sim *s, struct sim_thread *t, int cpu)
+{
+	int saved = s->curcpu;
+
+	if (t->state != SIM_SLEEPING) {
+		fprintf(stderr, "sim: wakeup of a thread that is not asleep\n");
+		abort();
+	}
+	wake_from(s, t, cpu, 0);
+	s->curcpu = saved;
 }
 
 void
 sim_wake_sync(struct sim *s, struct sim_thread *t, int cpu)
 {
-	struct thread *td = &t->td;
-
 	if (t->state != SIM_SLEEPING || s->cpu[cpu].cur == &s->cpu[cpu].idle) {
 		fprintf(stderr,
 		    "sim: sync wakeup needs a sleeper and a waker\n");
 		abort();
 	}
-	s->curcpu = cpu;
-	thread_lock(td);
-	TD_CLR_SLEEPING(td);
-	t->state = SIM_RUNNABLE;
-	t->left = t->run_ms;
-	t->ready_at = s->now;
-	s->sched->wakeup(td, SRQ_SYNC);
+	wake_from(s, t, cpu, SRQ_SYNC);
 	s->curcpu = -1;
 }
 
-static void
-idle_cpu(struct sim *s, int cpu)
+void
+ult__sim_idle(struct sim *s, int cpu)
 {
 	struct sim_cpu *c = &s->cpu[cpu];
 	int r;
@@ -378,16 +581,25 @@ idle_cpu(struct sim *s, int cpu)
 	c->sleeping = 1;
 	c->awake = 0;
 }
+#define idle_cpu ult__sim_idle
 
 static void
 tick(struct sim *s)
 {
+	int64_t now_ns;
+
+	if (s->nyielders > 0)
+		ult__sim_fine_run(s, (s->now + 1) * SIM_TICK_NS);
 	s->now++;
+	now_ns = sim_now_ns(s);
 	/* Threads consume the tick that just passed. */
 	for (int cpu = 0; cpu < s->ncpu; cpu++) {
-		struct sim_thread *t = s->cpu[cpu].cur;
+		struct sim_cpu *c = &s->cpu[cpu];
+		struct sim_thread *t = c->cur;
 
-		if (t == &s->cpu[cpu].idle)
+		if (c->clock < now_ns)
+			c->clock = now_ns;
+		if (t == &c->idle)
 			continue;
 		t->cpu_ticks++;
 		t->ran_on[cpu]++;
@@ -408,7 +620,7 @@ tick(struct sim *s)
 		struct sim_thread *t = s->cpu[cpu].cur;
 
 		if (t != &s->cpu[cpu].idle && t->run_ms > 0 && --t->left <= 0)
-			go_to_sleep(s, cpu);
+			burst_end(s, cpu);
 	}
 	for (int i = 0; i < s->nthreads; i++) {
 		struct sim_thread *t = s->threads[i];
@@ -439,15 +651,29 @@ sim_run(struct sim *s, int64_t ms)
 }
 
 void
+sim_flush(struct sim *s)
+{
+	for (int cpu = 0; cpu < s->ncpu; cpu++)
+		account(s, cpu, s->cpu[cpu].cur);
+}
+
+void
 sim_reset_stats(struct sim *s)
 {
+	sim_flush(s);
 	for (int i = 0; i < s->nthreads; i++) {
-		s->threads[i]->cpu_ticks = 0;
-		s->threads[i]->bursts = 0;
-		s->threads[i]->max_latency = 0;
-		s->threads[i]->migrations = 0;
-		memset(s->threads[i]->ran_on, 0, sizeof(s->threads[i]->ran_on));
+		struct sim_thread *t = s->threads[i];
+
+		t->cpu_ticks = 0;
+		t->cpu_ns = 0;
+		t->bursts = 0;
+		t->max_latency = 0;
+		t->migrations = 0;
+		memset(t->ran_on, 0, sizeof(*t->ran_on) * (size_t)s->ncpu);
 	}
+	for (int cpu = 0; cpu < s->ncpu; cpu++)
+		s->cpu[cpu].idle.cpu_ns = 0;
+	s->lock_acq = s->lock_wait_ns = 0;
 }
 
 double
@@ -501,6 +727,11 @@ sim_create_policy(int ncpu, const struct topo_cpu *desc,
 
 	if (s == NULL || ncpu < 1 || ncpu > SIM_MAXCPU)
 		abort();
+	s->cpu = calloc((size_t)ncpu, sizeof(*s->cpu));
+	s->heap = calloc((size_t)ncpu, sizeof(*s->heap));
+	s->kicked = calloc((size_t)ncpu, sizeof(*s->kicked));
+	if (s->cpu == NULL || s->heap == NULL || s->kicked == NULL)
+		abort();
 	S = s;
 	s->ncpu = ncpu;
 	s->curcpu = -1;
@@ -514,8 +745,10 @@ sim_create_policy(int ncpu, const struct topo_cpu *desc,
 		ult__list_init(&c->idle.td.td_runq);
 		s->sched->idle_init(&c->idle.td, cpu);
 		c->idle.id = -1 - cpu;
+		c->idle.group = -1;
 		c->cur = &c->idle;
 		c->awake = 1;
+		c->heap_at = -1;
 		c->ist.oldswitchcnt = -1;
 		c->ist.victim = -1;
 	}
@@ -527,8 +760,15 @@ sim_destroy(struct sim *s)
 {
 	s->sched->fini();
 	ult__topo_free(s->topo);
-	for (int i = 0; i < s->nthreads; i++)
+	for (int i = 0; i < s->nthreads; i++) {
+		free(s->threads[i]->ran_on);
 		free(s->threads[i]);
+	}
+	ult__sim_fine_free(s);
+	free(s->threads);
+	free(s->cpu);
+	free(s->heap);
+	free(s->kicked);
 	free(s);
 	S = NULL;
 }

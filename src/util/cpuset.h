@@ -9,7 +9,12 @@
 
 #include "ult.h"
 
-#define ULT_CPUSET_WORDS (ULT_MAXCPU / 64)
+/* The runtime's masks hold ULT_MAXCPU workers; the simulator builds its
+ * copy of the policy with room for more virtual CPUs. */
+#ifndef ULT_CPUSET_MAX
+#define ULT_CPUSET_MAX ULT_MAXCPU
+#endif
+#define ULT_CPUSET_WORDS (ULT_CPUSET_MAX / 64)
 
 typedef struct {
 	uint64_t w[ULT_CPUSET_WORDS];

@@ -45,6 +45,16 @@ struct mtx {
 
 /* Provided by the host: wait for m to be released, then take it. */
 void ult__mtx_lock_slow(struct mtx *m);
+
+/* The simulator's copy of the policy tells its host of every acquisition,
+ * so that a lock can cost virtual time and serialise its holders; the
+ * runtime's copy is built without it. */
+#ifdef ULT_SIM_LOCKS
+void ult__sim_lock_note(struct mtx *m);
+#define MTX_NOTE(m) ult__sim_lock_note(m)
+#else
+#define MTX_NOTE(m) ((void)0)
+#endif
 /* Provided by the host: one step of a bounded-then-yielding spin. */
 void ult__spin_backoff(unsigned *iter);
 
@@ -99,6 +109,7 @@ mtx_trylock(struct mtx *m)
 		0)
 		return (0);
 	mtx_set_owner(m);
+	MTX_NOTE(m);
 	return (1);
 }
 
@@ -110,6 +121,7 @@ mtx_lock(struct mtx *m)
 			     memory_order_acquire) != 0))
 		ult__mtx_lock_slow(m);
 	mtx_set_owner(m);
+	MTX_NOTE(m);
 }
 
 static inline void
