@@ -19,6 +19,18 @@ on_segment(void *arg, int cpu, const struct sim_thread *t, int64_t a, int64_t b)
 }
 
 static void
+add_lat(struct gstats *g, int64_t lat)
+{
+	if (g->nlat == g->cap) {
+		g->cap = g->cap ? 2 * g->cap : 1024;
+		g->lat = realloc(g->lat, sizeof(*g->lat) * (size_t)g->cap);
+		if (g->lat == NULL)
+			abort();
+	}
+	g->lat[g->nlat++] = lat;
+}
+
+static void
 on_run(void *arg, int cpu, const struct sim_thread *t, int64_t lat)
 {
 	struct stats *st = arg;
@@ -34,13 +46,7 @@ on_run(void *arg, int cpu, const struct sim_thread *t, int64_t lat)
 		    st->l3_of[t->last_cpu] != st->l3_of[cpu])
 			g->xl3++;
 	}
-	if (g->nlat == g->cap) {
-		g->cap = g->cap ? 2 * g->cap : 1024;
-		g->lat = realloc(g->lat, sizeof(*g->lat) * (size_t)g->cap);
-		if (g->lat == NULL)
-			abort();
-	}
-	g->lat[g->nlat++] = lat;
+	add_lat(g, lat);
 }
 
 void
@@ -127,15 +133,23 @@ group_metric(struct stats *st, int gi, const char *name, double *v)
 	struct sim *s = st->s;
 	struct group *g = &st->sc->g[gi];
 	struct gstats *gs = &st->g[gi];
-	double span = span_s(st), min = 1e300, max = 0, sum = 0;
+	double span = span_s(st), min = 1e300, max = 0, sum = 0, wait = 0;
 	int n = 0;
 
 	for (int i = 0; i < s->nthreads; i++) {
-		double share;
+		struct sim_thread *t = s->threads[i];
+		double share, w;
 
-		if (s->threads[i]->group != gi)
+		if (t->group != gi)
 			continue;
-		share = 100.0 * (double)s->threads[i]->cpu_ns / (span * 1e9);
+		share = 100.0 * (double)t->cpu_ns / (span * 1e9);
+		/* Waits are counted whole, and one that lasts to the end
+		 * (starvation) counts too. */
+		w = (double)t->max_wait_ns;
+		if (t->state == SIM_RUNNABLE &&
+		    (double)(sim_now_ns(s) - t->queued_ns) > w)
+			w = (double)(sim_now_ns(s) - t->queued_ns);
+		wait = w > wait ? w : wait;
 		sum += share;
 		min = share < min ? share : min;
 		max = share > max ? share : max;
@@ -157,6 +171,8 @@ group_metric(struct stats *st, int gi, const char *name, double *v)
 		*v = lat_q(gs, 0.99);
 	else if (strcmp(name, "lat_max") == 0)
 		*v = lat_q(gs, 1.0);
+	else if (strcmp(name, "wait_max") == 0)
+		*v = wait / 1e6;
 	else if (strcmp(name, "migr") == 0)
 		*v = n ? (double)gs->migr / span / n : 0;
 	else if (strcmp(name, "xl3") == 0)
@@ -233,9 +249,9 @@ st_print(struct stats *st, FILE *f, int cpus)
 
 		qsort(gs->lat, (size_t)gs->nlat, sizeof(*gs->lat), cmp_i64);
 	}
-	fprintf(f, "%-14s %-8s %7s %6s %22s %24s %7s %6s\n", "group", "kind",
-	    "threads", "cpu%", "share% min/avg/max", "wakeup ms p50/p99/max",
-	    "migr/s", "xL3%");
+	fprintf(f, "%-14s %-8s %7s %6s %20s %24s %9s %7s %5s\n", "group",
+	    "kind", "threads", "cpu%", "share% min/avg/max",
+	    "wakeup ms p50/p99/max", "maxwait", "migr/s", "xL3%");
 	for (int g = 0; g < sc->ngroups; g++) {
 		char share[40], lat[40];
 
@@ -245,10 +261,11 @@ st_print(struct stats *st, FILE *f, int cpus)
 		snprintf(lat, sizeof(lat), "%.3f/%.3f/%.3f",
 		    m(st, g, "lat_p50"), m(st, g, "lat_p99"),
 		    m(st, g, "lat_max"));
-		fprintf(f, "%-14s %-8s %7.0f %6.1f %22s %24s %7.2f %6.1f\n",
+		fprintf(f,
+		    "%-14s %-8s %7.0f %6.1f %20s %24s %9.1f %7.2f %5.1f\n",
 		    sc->g[g].name, kind_names[sc->g[g].kind],
 		    m(st, g, "threads"), m(st, g, "cpu"), share, lat,
-		    m(st, g, "migr"), m(st, g, "xl3"));
+		    m(st, g, "wait_max"), m(st, g, "migr"), m(st, g, "xl3"));
 	}
 	for (int g = 0; g < sc->ngroups; g++) {
 		if (sc->g[g].kind == G_YIELDER)
@@ -300,6 +317,8 @@ st_check(struct stats *st, FILE *f)
 		int g = -1, ok;
 		double v;
 
+		if (x->policy[0] != '\0' && strcmp(x->policy, sc->policy) != 0)
+			continue;
 		for (int k = 0; x->group[0] != '\0' && k < sc->ngroups; k++)
 			if (strcmp(sc->g[k].name, x->group) == 0)
 				g = k;

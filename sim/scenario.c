@@ -290,16 +290,22 @@ static int
 parse_expect(struct scenario *sc, struct pstate *p, char *rest)
 {
 	struct expect *x;
-	char what[80], op[8], v1[32];
+	char what[80], op[8], v1[32], kw[8] = "", pol[16] = "";
 	char *dot, *dots;
+	int n;
 
 	if (sc->nexpect == SC_MAXEXPECT)
 		return (perr(p, "more than %s expectations", "64"));
 	x = &sc->x[sc->nexpect];
 	memset(x, 0, sizeof(*x));
 	x->line = p->line;
-	if (sscanf(rest, "%79s %7s %31s", what, op, v1) != 3)
-		return (perr(p, "expect [GROUP.]METRIC OP VALUE%s", ""));
+	n = sscanf(rest, "%79s %7s %31s %7s %15s", what, op, v1, kw, pol);
+	if (n != 3 &&
+	    !(n == 5 && strcmp(kw, "if") == 0 &&
+		(strcmp(pol, "ule") == 0 || strcmp(pol, "4bsd") == 0)))
+		return (perr(p,
+		    "expect [GROUP.]METRIC OP VALUE [if ule|4bsd]%s", ""));
+	memcpy(x->policy, pol, sizeof(x->policy) - 1);
 	/* The metric follows the group's name at its last dot. */
 	if ((dot = strrchr(what, '.')) != NULL)
 		*dot = '\0';

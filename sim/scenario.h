@@ -65,6 +65,7 @@ struct expect {
 	char metric[SC_NAMELEN];
 	int op;
 	double lo, hi;
+	char policy[8]; /* "": always; else only under this policy */
 	int line;
 };
 

@@ -210,6 +210,8 @@ thread_new(struct sim *s, int run_ms, int sleep_ms)
 	t->last_cpu = -1;
 	t->ready_at = s->now;
 	t->ready_ns = cpu_now(s, s->curcpu);
+	t->woke = 1; /* its first run counts as a wakeup's */
+	t->queued_ns = t->ready_ns;
 	s->threads[s->nthreads++] = t;
 	return (t);
 }
@@ -331,6 +333,8 @@ account(struct sim *s, int cpu, struct sim_thread *to)
 	c->clock += s->cost.switch_ns;
 	if (to == &c->idle || to->state != SIM_RUNNABLE)
 		return;
+	if (c->clock - to->queued_ns > to->max_wait_ns)
+		to->max_wait_ns = c->clock - to->queued_ns;
 	if (s->now - to->ready_at > to->max_latency)
 		to->max_latency = s->now - to->ready_at;
 	if (!to->woke)
@@ -351,8 +355,13 @@ ult__sim_switch(struct sim *s, int cpu, int flags)
 	s->curcpu = cpu;
 	to = sim_of(s->sched->switch_(&from->td, NULL, flags, &mtx));
 	thread_lock_unblock(&from->td, mtx);
-	if (from->state == SIM_RUNNING)
+	/* A run of under a microsecond (switched in and preempted at the
+	 * same tick) does not end the thread's wait. */
+	if (from->state == SIM_RUNNING) {
 		from->state = SIM_RUNNABLE;
+		if (c->clock - c->seg_start >= 1000)
+			from->queued_ns = c->clock;
+	}
 	account(s, cpu, to);
 	c->cur = to;
 	if (to != &c->idle) {
@@ -515,6 +524,7 @@ wake_from(struct sim *s, struct sim_thread *t, int cpu, int srqflags)
 	t->ready_at = s->now;
 	t->ready_ns = cpu_now(s, cpu);
 	t->woke = 1;
+	t->queued_ns = t->ready_ns;
 	s->sched->wakeup(td, srqflags);
 }
 
@@ -668,6 +678,7 @@ sim_reset_stats(struct sim *s)
 		t->cpu_ns = 0;
 		t->bursts = 0;
 		t->max_latency = 0;
+		t->max_wait_ns = 0;
 		t->migrations = 0;
 		memset(t->ran_on, 0, sizeof(*t->ran_on) * (size_t)s->ncpu);
 	}

@@ -109,6 +109,8 @@ struct sim_thread {
 	int64_t ready_at;    /* tick it became runnable (latency) */
 	int64_t ready_ns;    /* the same in virtual ns */
 	int woke;	     /* woken and not yet run (hooks.run) */
+	int64_t queued_ns;   /* runnable since, for whatever reason */
+	int64_t max_wait_ns; /* longest time runnable and not running */
 	int64_t cpu_ticks;   /* hz ticks of CPU received */
 	int64_t cpu_ns;	     /* virtual ns of CPU received */
 	int64_t bursts;	     /* completed run bursts */

@@ -1,0 +1,81 @@
+#!/bin/sh
+# ultsim as a tool: the same seed gives the same bytes, another seed other
+# ones; the SVG timeline; 1,024 CPUs; and bad input gets a clear message
+# and exit status 1.
+#   tool.sh ULTSIM SCENARIO_DIR
+set -eu
+ultsim=$1 dir=$2
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+fail() { echo "ultsim: $*"; exit 1; }
+
+# Determinism, with a random workload of every kind but yielders.
+cat > "$out/mix.scn" <<'S'
+scenario mix
+cpus 4
+topology smt=2,l3=2
+duration 3s
+warmup 500ms
+group hogs kind=hog count=3 nice=5
+group inter kind=sleeper count=4 run=exp:1ms sleep=uniform:2ms..9ms
+group tree kind=forkjoin depth=3 fanout=3 run=exp:4ms start=1s
+group make kind=dag jobs=60 deps=2 run=exp:8ms start=1200ms
+group lk kind=locker count=3 run=2ms cs=1ms sleep=exp:2ms
+S
+"$ultsim" "$out/mix.scn" --seed 7 --svg "$out/a.svg" > "$out/a.txt"
+"$ultsim" "$out/mix.scn" --seed 7 --svg "$out/b.svg" > "$out/b.txt"
+"$ultsim" "$out/mix.scn" --seed 8 > "$out/c.txt"
+cmp -s "$out/a.txt" "$out/b.txt" || fail "same seed, different reports"
+cmp -s "$out/a.svg" "$out/b.svg" || fail "same seed, different timelines"
+cmp -s "$out/a.txt" "$out/c.txt" && fail "another seed, the same report"
+for g in hogs inter tree make lk; do
+	grep -Eq "^$g +" "$out/a.txt" || fail "no row for $g"
+done
+grep -q '^tree: makespan [0-9]' "$out/a.txt" || fail "the tree did not finish"
+grep -q '^make: makespan [0-9]' "$out/a.txt" || fail "the DAG did not finish"
+
+# The timeline: one SVG document with rectangles and the legend.
+head -c 4 "$out/a.svg" | grep -q '<svg' || fail "not an SVG"
+tail -n 1 "$out/a.svg" | grep -q '</svg>' || fail "SVG not closed"
+[ "$(grep -c '<rect' "$out/a.svg")" -gt 20 ] || fail "an empty timeline"
+grep -q '>inter</text>' "$out/a.svg" || fail "no legend"
+
+# 1,024 CPUs: 1,100 hogs all run, none starves.
+printf 'cpus 1024\nduration 400ms\nwarmup 100ms\ngroup h kind=hog count=1100\nexpect h.cpu > 99\nexpect h.share_min > 0\n' \
+    > "$out/big.scn"
+"$ultsim" "$out/big.scn" > "$out/big.txt" || fail "1,024 CPUs: $(cat "$out/big.txt")"
+grep -q 'on 1024 CPUs' "$out/big.txt" || fail "not 1,024 CPUs"
+
+# Bad input.
+bad() { # bad <what> <message part> <ultsim args...>
+	what=$1 msg=$2
+	shift 2
+	if "$ultsim" "$@" > /dev/null 2> "$out/err"; then
+		fail "$what: accepted"
+	fi
+	grep -q -- "$msg" "$out/err" || fail "$what: no clear message: $(cat "$out/err")"
+}
+printf 'cpus 2\ngroup g kind=sleeper run=2ms\n' > "$out/e1.scn"
+bad "missing sleep" "e1.scn:2: this kind of group needs sleep=" "$out/e1.scn"
+printf 'cpus 2\nfrobnicate 3\n' > "$out/e2.scn"
+bad "unknown keyword" "e2.scn:2: unknown keyword" "$out/e2.scn"
+printf 'cpus 2000\n' > "$out/e3.scn"
+bad "too many CPUs" "cpus: 1 to 1024" "$out/e3.scn"
+bad "no such file" "No such file" "$out/none.scn"
+bad "bad --ncpu" "--ncpu" "$out/mix.scn" --ncpu 0
+bad "unknown tunable" "has no tunable kern.sched.nosuch" "$out/mix.scn" --set nosuch=1
+bad "tunable out of range" "out of range" "$out/mix.scn" --set steal_idle=7
+bad "read-only tunable" "read-only" "$out/mix.scn" --set preemption=0
+printf 'cpus 2\ngroup g kind=hog cpu=5\n' > "$out/e4.scn"
+bad "bound past the CPUs" "cpu 5 of 2" "$out/e4.scn"
+printf 'cpus 2\ngroup g kind=hog\nexpect g.nosuch < 3\n' > "$out/e5.scn"
+"$ultsim" "$out/e5.scn" > "$out/e5.txt" && fail "unknown metric: accepted"
+grep -q "no metric g.nosuch" "$out/e5.txt" || fail "unknown metric: no message"
+printf 'cpus 2\ngroup g kind=hog\nexpect g.cpu > 101\n' > "$out/e6.scn"
+set +e
+"$ultsim" "$out/e6.scn" > "$out/e6.txt"
+rc=$?
+set -e
+[ $rc = 3 ] || fail "a failed expectation: exit $rc, not 3"
+grep -q "expect g.cpu > 101: .* FAILED" "$out/e6.txt" || fail "no FAILED line"
+echo "ultsim tool: ok"
