@@ -277,8 +277,17 @@ forward_wakeup(int self)
 				return (c);
 		}
 	}
+	/* ult: the waker claims the CPU it wakes (clears its flag), so that
+	 * the next thread queued before that CPU has left its idle loop wakes
+	 * another one.  Waking the first flagged CPU every time left all but
+	 * one parked beside a full queue after a burst of spawns (found by
+	 * ultsim at 32 CPUs and more: sim/scenarios/spawn_burst.scn).
+	 * FreeBSD wakes every idle CPU instead, which costs a futex wake per
+	 * parked worker here.  A claimed CPU that finds nothing sets its flag
+	 * again in bsd_idle_enter. */
 	for (int c = 0; c < bsd_ncpu; c++) {
-		if (c != self && ULT_LD(&cpu_idle[c]) && !bsd_reserved(c)) {
+		if (c != self && ULT_LD(&cpu_idle[c]) && !bsd_reserved(c) &&
+		    atomic_exchange(&cpu_idle[c], 0) != 0) {
 			mach_cpu_idle_wakeup(c);
 			return (c);
 		}
