@@ -215,6 +215,26 @@ skips serve
 
 cat <<EOF
 
+## scale: SIMULATED, the sysbench threads curve at 1 to 1,024 CPUs
+
+**Simulated by ultsim, not measured.**  The runtime's own policy code on
+N virtual CPUs in virtual time (docs/ULTSIM.md): sysbench threads with
+T = 2N threads and 2N mutexes, every yield a trip through the policy's
+switch, each scheduler-lock acquisition costing virtual time and
+serialising its holders (one lock per CPU under ULE, one sched_lock
+under 4BSD).  The lock costs were fitted to bench/threads on the
+development machine; the \`w=W,T=T\` rows set the simulated figures
+beside this run's measured ones (runtimes ult and ult-4bsd) at 1 and 2
+CPUs with bench/threads' parameters (8 mutexes).  The ratio column
+against ult-4bsd-sim is ULE over 4BSD; FreeBSD measured 3.8x at 8 cores.
+
+EOF
+table scale ult-4bsd-sim
+plot scale "simulated: events/s and ULE / 4BSD against virtual CPUs"
+skips scale
+
+cat <<EOF
+
 ## dropin: unmodified programs under ult-run
 
 Debian's own binaries, not rebuilt: on kernel threads as they are

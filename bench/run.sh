@@ -143,6 +143,10 @@ else
 	echo "skip: wrk (not installed)" >>"$out/logs/serve.log"
 fi
 
+# SIMULATED: the sysbench threads curve from ultsim, with its validation
+# against this run's threads figures.
+run scale ultsim sh "$here/scale.sh" "$build" $mode "$results"
+
 # Unmodified programs (sysbench, pigz, xz, zstd, memcached) under ult-run.
 if [ -x "$build/ult-run" ]; then
 	run dropin ult-run sh "$here/dropin.sh" "$build" $mode
@@ -180,9 +184,15 @@ awk -F'\t' '$1 == "R" && $2 == "dropin" && $3 ~ /^(threads|mutex)_T=/ &&
 	v[t, "threads", "ult-4bsd"] + 0, v[t, "mutex", "pthread"] + 0,
 	v[t, "mutex", "ult"] + 0, v[t, "mutex", "ult-4bsd"] + 0 }' \
     "$results" | sort -n >"$d/dropin.dat"
+# N, then simulated events/s: ULE 4BSD, and ULE / 4BSD.
+awk -F'\t' '$1 == "R" && $2 == "scale" && $3 ~ /^N=/ && $5 == "events/s" {
+	n = substr($3, 3); v[n, $4] = $6; ns[n] = 1 }
+    END { for (n in ns) { u = v[n, "ult-sim"] + 0; b = v[n, "ult-4bsd-sim"] + 0
+	printf "%s %s %s %s\n", n, u, b, (b > 0 ? u / b : 0) } }' \
+    "$results" | sort -n >"$d/scale.dat"
 plots=""
 if command -v gnuplot >/dev/null 2>&1; then
-	for p in threads nice latency dropin; do
+	for p in threads nice latency dropin scale; do
 		[ -f "$here/plot/$p.gp" ] || continue
 		if gnuplot -e "datadir='$d'; out='$out/$p.svg'" \
 		    "$here/plot/$p.gp" 2>>"$out/logs/plots.log"; then

@@ -13,6 +13,7 @@ BEGIN {
 	    "hint|all|s hint|w=1|s make|j4|real_s make|j16|real_s " \
 	    "latency|hogs=0|p99_us latency|hogs=N|p99_us " \
 	    "serve|hogs=0|req/s serve|hogs=0|p99_us serve|hogs=2|p99_us " \
+	    "scale|N=8|events/s scale|N=256|events/s " \
 	    "dropin|threads_T=64|events/s dropin|mutex_T=64|events/s " \
 	    "dropin|memcached_hogs=0|p99_us dropin|memcached_hogs=N|p99_us",
 	    want, " ")

@@ -211,9 +211,12 @@ machine_metric(struct stats *st, const char *name, double *v)
 		*v = sw / span / s->ncpu;
 	else if (strcmp(name, "steals") == 0)
 		*v = stl / span;
-	else if (strcmp(name, "lockwait") == 0)
+	else if (strcmp(name, "lockwait") == 0) {
+		/* A wait in a long queue for a lock is counted whole, and
+		 * may end past the run's end: cap the share at 100. */
 		*v = 100.0 * (double)s->lock_wait_ns / (span * 1e9 * s->ncpu);
-	else
+		*v = *v > 100 ? 100 : *v;
+	} else
 		return (-1);
 	return (0);
 }
