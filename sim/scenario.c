@@ -452,6 +452,22 @@ parse_line(struct scenario *sc, struct pstate *p, char *line)
 			return (perr(p, "policy: ule or 4bsd, got '%s'", rest));
 		return (copy(sc->policy, sizeof(sc->policy), rest));
 	}
+	if (strcmp(key, "policies") == 0) {
+		char *tok, *save = NULL;
+
+		sc->for_ule = sc->for_4bsd = 0;
+		for (tok = strtok_r(rest, " \t", &save); tok != NULL;
+		     tok = strtok_r(NULL, " \t", &save)) {
+			if (strcmp(tok, "ule") == 0)
+				sc->for_ule = 1;
+			else if (strcmp(tok, "4bsd") == 0)
+				sc->for_4bsd = 1;
+			else
+				return (perr(p, "policies: ule, 4bsd, got '%s'",
+				    tok));
+		}
+		return (0);
+	}
 	if (strcmp(key, "topology") == 0)
 		return (sc_topology(sc, rest)
 			? perr(p, "bad topology '%s'", rest)
@@ -490,6 +506,7 @@ sc_parse(const char *file, struct scenario *sc)
 	snprintf(sc->policy, sizeof(sc->policy), "ule");
 	sc->duration_ms = 10000;
 	sc->seed = 1;
+	sc->for_ule = sc->for_4bsd = 1;
 	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
 		p.line++;
 		line[strcspn(line, "\n")] = '\0';

@@ -73,8 +73,9 @@ struct scenario {
 	char name[64];
 	const char *file;
 	int ncpu;
-	char policy[8];	 /* "ule" or "4bsd" */
-	int smt, l2, l3; /* topology: group sizes, 0 for none */
+	char policy[8];	       /* "ule" or "4bsd" */
+	int for_ule, for_4bsd; /* the policies it is meant for (policies) */
+	int smt, l2, l3;       /* topology: group sizes, 0 for none */
 	int64_t duration_ms, warmup_ms;
 	uint64_t seed;
 	int nsets;

@@ -21,7 +21,8 @@ usage(FILE *f)
 	    "              [--svg out.svg] [--cpus]\n"
 	    "Runs SCENARIO on simulated CPUs and prints, per thread group,\n"
 	    "CPU share, wakeup-to-run delay and migrations; then checks the\n"
-	    "scenario's expect lines (exit 3 if one fails).\n");
+	    "scenario's expect lines (exit 3 if one fails; 4 if the file is\n"
+	    "not meant for the policy).\n");
 }
 
 /* The costs of the sub-tick model, fitted to bench/threads on the
@@ -230,6 +231,11 @@ main(int argc, char **argv)
 
 	if (parse_args(argc, argv, &sc, &o) != 0)
 		return (1);
+	if (!(strcmp(sc.policy, "ule") == 0 ? sc.for_ule : sc.for_4bsd)) {
+		fprintf(stderr, "ultsim: %s is not meant for %s (policies)\n",
+		    sc.file, sc.policy);
+		return (4);
+	}
 	for (int g = 0; g < sc.ngroups; g++)
 		if (sc.g[g].cpu >= sc.ncpu) {
 			fprintf(stderr, "ultsim: group %s: cpu %d of %d\n",

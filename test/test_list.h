@@ -5,7 +5,8 @@
  * flag that brings in libc.a's lock code).
  * labels: unit (fast, deterministic), stress (many threads, random
  * interleavings), sim, ule (about sched_ule itself: not rerun under
- * sched_4bsd).  CMake turns each line into a CTest entry.
+ * sched_4bsd), serial (measures CPU shares: runs with no other test).  CMake
+ * turns each line into a CTest entry.
  */
 ULT_TEST(spawn_join, rt, 120, "unit")
 ULT_TEST(spawn_join_100k, rt, 300, "unit")
@@ -34,6 +35,8 @@ ULT_TEST(stack_guard, rt, 120, "unit")
 ULT_TEST(unjoined_memory, rt, 300, "unit")
 ULT_TEST(idle_uses_no_cpu, rt, 120, "unit")
 ULT_TEST(nice_and_sysctl, rt, 120, "unit;ule")
+ULT_TEST(batch_guard, rt, 120, "unit;ule;serial")
+ULT_TEST(nice_weight, rt, 120, "unit;ule;serial")
 ULT_TEST(fork_join_depth_first, rt, 300, "unit")
 ULT_TEST(bad_input, rt, 120, "unit")
 ULT_TEST(calls_before_init, rt, 120, "unit")
@@ -129,6 +132,8 @@ ULT_TEST(wake_prefers_spinning, sim, 60, "unit;sim")
 ULT_TEST(bsd_wake_spinning, sim, 60, "unit;sim;4bsd")
 ULT_TEST(balancer_spreads, sim, 120, "unit;sim")
 ULT_TEST(balancer_rotates, sim, 120, "unit;sim")
+ULT_TEST(fixes_invariants, sim, 300, "unit;sim")
+ULT_TEST(batch_guard_runs, sim, 120, "unit;sim")
 ULT_TEST(topology_tree, sim, 60, "unit;sim")
 ULT_TEST(bsd_estcpu_growth, sim, 60, "unit;sim")
 ULT_TEST(bsd_estcpu_decay, sim, 60, "unit;sim")

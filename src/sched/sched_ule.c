@@ -57,6 +57,13 @@ ule_random(void)
  * priority is, so that every batch thread is reached eventually; idle
  * class goes to tdq_idle.
  */
+static inline int
+is_batch(const struct thread *td)
+{
+	return (td->td_priority >= PRI_MIN_BATCH &&
+	    td->td_priority <= PRI_MAX_BATCH);
+}
+
 static void
 tdq_runq_add(struct tdq *tdq, struct thread *td, int flags)
 {
@@ -74,6 +81,13 @@ tdq_runq_add(struct tdq *tdq, struct thread *td, int flags)
 	if (pri < PRI_MIN_BATCH) {
 		ts->ts_runq = &tdq->tdq_realtime;
 	} else if (pri <= PRI_MAX_BATCH) {
+		/* An empty batch queue that fills starts waiting now
+		 * (batch_guard); not a batch thread put back as it leaves
+		 * the CPU, whose wait began before it ran. */
+		if (ULT_UNLIKELY(TUN(ule_tun.batch_guard)) &&
+		    runq_empty(&tdq->tdq_timeshare) &&
+		    !is_batch(ULT_LD(&tdq->tdq_curthread)))
+			tdq->tdq_batch_tick = mach_ticks();
 		ts->ts_runq = &tdq->tdq_timeshare;
 		if ((flags & (SRQ_BORROWING | SRQ_PREEMPTED)) == 0) {
 			pri = RQ_NQS * (pri - PRI_MIN_BATCH) / PRI_BATCH_RANGE;
@@ -202,12 +216,48 @@ tdq_setlowpri(struct tdq *tdq, struct thread *ctd)
 		tdq_assert_lowpri(tdq);
 }
 
+/*
+ * ult (kern.sched.batch_guard, in ms; 0, the default, is FreeBSD's rule):
+ * when batch threads have been queued here for batch_guard ms without
+ * one running a stat tick, the next switch runs one ahead of interactive
+ * timeshare threads (never ahead of the realtime class).  FreeBSD always
+ * runs the interactive queue first, so interactive threads that want
+ * more CPU than there is starve every batch thread indefinitely
+ * (sim/scenarios/starvation.scn).  A preemption before the batch thread
+ * has run its stat tick picks it again; then the stamp moves and the
+ * interactive threads have the CPU for another batch_guard ms.  Batch
+ * gets about one stat tick (1/stathz) per period; an interactive thread
+ * waits that much longer at most.
+ */
+static struct thread *
+batch_due(struct tdq *tdq, struct thread *td)
+{
+	if (td == NULL || td->td_priority < PRI_MIN_INTERACT ||
+	    td->td_priority >= PRI_MIN_BATCH ||
+	    runq_empty(&tdq->tdq_timeshare) ||
+	    mach_ticks() - tdq->tdq_batch_tick < TUN(ule_tun.batch_guard))
+		return (td);
+	return (runq_choose_from(&tdq->tdq_timeshare, tdq->tdq_ridx));
+}
+
 static struct thread *
 choosethread(struct tdq *tdq)
 {
 	struct thread *td = tdq_choose(tdq);
 
 	TDQ_LOCK_ASSERT(tdq);
+	if (ULT_UNLIKELY(TUN(ule_tun.batch_guard))) {
+		struct thread *best = td;
+
+		td = batch_due(tdq, td);
+		if (td != best) {
+			/* lowpri stays the best queued thread's: only what
+			 * beats it preempts the batch thread. */
+			tdq_runq_rem(tdq, td);
+			ULT_ST(&tdq->tdq_lowpri, best->td_priority);
+			goto run;
+		}
+	}
 	if (td != NULL) {
 		tdq_runq_rem(tdq, td);
 		ULT_ST(&tdq->tdq_lowpri, td->td_priority);
@@ -215,6 +265,7 @@ choosethread(struct tdq *tdq)
 		ULT_ST(&tdq->tdq_lowpri, PRI_MAX_IDLE);
 		td = tdq->tdq_idlethread;
 	}
+run:
 	ULT_ST(&tdq->tdq_curthread, td);
 	TD_SET_RUNNING(td);
 	td->td_oncpu = tdq->tdq_id;
@@ -647,6 +698,9 @@ ule_clock(int cpu, int cnt)
 			tdq->tdq_ridx = tdq->tdq_idx;
 	}
 	td = ULT_LD(&tdq->tdq_curthread);
+	if (ULT_UNLIKELY(TUN(ule_tun.batch_guard)) &&
+	    (is_batch(td) || runq_empty(&tdq->tdq_timeshare)))
+		tdq->tdq_batch_tick = now;
 	/*
 	 * The kernel's statclock interrupts its own CPU and so never meets a
 	 * thread halfway through sched_switch.  Ours runs beside the CPU: a
@@ -658,6 +712,8 @@ ule_clock(int cpu, int cnt)
 		goto out;
 	ts = td_get_sched(td);
 	ule_pctcpu_update(ts, 1, now);
+	if (ULT_UNLIKELY(TUN(ule_tun.balance_fair)))
+		ULT_ST(&tdq->tdq_curpct, (int)SCHED_TICK_HZ(ts));
 	if ((td->td_pri_class & PRI_FIFO_BIT) || TD_IS_IDLETHREAD(td))
 		goto out;
 	if (PRI_BASE(td->td_pri_class) == PRI_TIMESHARE) {
@@ -797,6 +853,8 @@ ule_fork(struct thread *td, struct thread *child)
 	tdq = TDQ_CPU(self);
 	ts = td_get_sched(td);
 	ule_pctcpu_update(ts, 1, now);
+	if (ULT_UNLIKELY(TUN(ule_tun.balance_fair)))
+		ULT_ST(&tdq->tdq_curpct, (int)SCHED_TICK_HZ(ts));
 	ULT_ST(&child->td_lock, TDQ_LOCKPTR(tdq));
 	ts2->ts_cpu = ts->ts_cpu;
 	ts2->ts_ticks = ts->ts_ticks;

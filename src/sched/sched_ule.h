@@ -124,6 +124,11 @@ struct tdq {
 	uint8_t tdq_idx;	   /* (t) calendar insert index */
 	uint8_t tdq_ridx;	   /* (t) calendar removal index */
 	int tdq_id;		   /* (c) the cpu */
+	int tdq_batch_tick;	   /* (t) ult: batch last ran a stat tick here,
+				      or its queue was empty (batch_guard) */
+	atomic_int tdq_curpct;	   /* (ts) ult: the running thread's %CPU
+				      estimate at the last stat tick
+				      (balance_fair) */
 	atomic_uint_fast64_t tdq_steals; /* (ts) threads this cpu took */
 	struct thread *tdq_idlethread;	 /* (c) */
 	struct runq tdq_realtime;  /* (t) interrupt, realtime, interactive */
@@ -192,6 +197,9 @@ struct ule_tun {
 	atomic_int steal_stranded;   /* ult's kern.sched.steal_stranded */
 	atomic_int always_steal;     /* kern.sched.always_steal */
 	atomic_int wake_local;	     /* ult's kern.sched.wake_local */
+	atomic_int batch_guard;	     /* ult's kern.sched.batch_guard, ms */
+	atomic_int nice_weight;	     /* ult's kern.sched.nice_weight */
+	atomic_int balance_fair;     /* ult's kern.sched.balance_fair */
 	/* Not tunables: what FreeBSD's sched_initticks derives from the
 	 * clocks, constant here. */
 	atomic_int tickincr;   /* run time per stat tick << SCHED_TICK_SHIFT */

@@ -808,6 +808,34 @@ sched_balance_pair(struct tdq *high, struct tdq *low)
 }
 
 /*
+ * ult (kern.sched.balance_fair, off by default): of the CPUs in mask as
+ * lightly loaded as low, the one whose running thread has had the most
+ * CPU lately.  The balancer moves a queued thread there, so the thread
+ * that has had most will share next.  FreeBSD's choice among equals is
+ * by cache affinity and chance, and n+1 CPU hogs on n CPUs then spend
+ * unequal times doubled up: over a minute their shares spread from 82%
+ * to 95% on 8 CPUs (sim/scenarios/nplus1.scn) where all should get 89%.
+ */
+static int
+fairest_low(const cpuset_t *mask, int low)
+{
+	int load = TDQ_LOAD(TDQ_CPU(low)), best = low;
+	int bpct = ULT_LD(&TDQ_CPU(low)->tdq_curpct);
+
+	for (int c = 0; c < ule_ncpu; c++) {
+		struct tdq *t = TDQ_CPU(c);
+
+		if (!CS_ISSET(c, mask) || TDQ_LOAD(t) != load)
+			continue;
+		if (ULT_LD(&t->tdq_curpct) > bpct) {
+			bpct = ULT_LD(&t->tdq_curpct);
+			best = c;
+		}
+	}
+	return (best);
+}
+
+/*
  * Pair the most loaded CPUs with the least loaded ones and move one thread
  * per pair.  A CPU whose only thread is running cannot give it away; that
  * thread is asked to re-pick its CPU with expired affinity at its next
@@ -851,6 +879,8 @@ nextlow:
 			break;
 		if (low == -1)
 			continue;
+		if (ULT_UNLIKELY(TUN(ule_tun.balance_fair)))
+			low = fairest_low(&lmask, low);
 		if (sched_balance_pair(tdq, TDQ_CPU(low))) {
 			CS_CLR(low, &hmask);
 		} else {

@@ -5,7 +5,9 @@
 set -u
 ultsim=$1 file=$2
 rc=0
-for p in ule 4bsd; do
+# A file meant for some policies only says so on a `policies' line.
+pols=$(awk '$1 == "policies" { $1 = ""; print }' "$file")
+for p in ${pols:-ule 4bsd}; do
 	if ! out=$("$ultsim" "$file" --policy "$p" 2>&1); then
 		echo "$out"
 		echo "scenario: $(basename "$file") under $p failed"
