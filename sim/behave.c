@@ -333,6 +333,16 @@ static const struct sim_behaviour locker = {locker_end, locker_woken, NULL};
 
 /* ---- starting a group ---- */
 
+/* Outside timeshare a thread takes its class's band at rtprio. */
+static void
+set_class(struct sim *s, const struct group *g, struct sim_thread *t)
+{
+	if (g->cls == PRI_TIMESHARE)
+		return;
+	sim_set_class(s, t, g->cls,
+	    (g->cls == PRI_IDLE ? PRI_MIN_IDLE : PRI_MIN_REALTIME) + g->rtprio);
+}
+
 void
 sc_start_group(struct scenario *sc, struct sim *s, int gi)
 {
@@ -346,6 +356,7 @@ sc_start_group(struct scenario *sc, struct sim *s, int gi)
 		a->self = a->dag->driver =
 		    sim_spawn_beh(s, g->nice, g->cpu, &dag_driver, a);
 		a->self->group = gi;
+		set_class(s, g, a->self);
 		return;
 	}
 	if (g->kind == G_YIELDER) {
@@ -377,6 +388,7 @@ sc_start_group(struct scenario *sc, struct sim *s, int gi)
 		}
 		a->self = t;
 		t->group = gi;
+		set_class(s, g, t);
 	}
 }
 

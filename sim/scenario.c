@@ -190,6 +190,22 @@ group_kv(struct group *g, const char *k, const char *v)
 			}
 		return (-1);
 	}
+	if (strcmp(k, "class") == 0) {
+		static const struct {
+			const char *name;
+			int cls;
+		} cl[] = {{"timeshare", PRI_TIMESHARE}, {"realtime", PRI_FIFO},
+		    {"rr", PRI_REALTIME}, {"idle", PRI_IDLE}};
+
+		for (unsigned i = 0; i < sizeof(cl) / sizeof(cl[0]); i++)
+			if (strcmp(v, cl[i].name) == 0) {
+				g->cls = cl[i].cls;
+				return (0);
+			}
+		return (-1);
+	}
+	if (strcmp(k, "rtprio") == 0)
+		return (parse_int(v, 0, RTP_PRIO_MAX, &g->rtprio));
 	if (strcmp(k, "count") == 0)
 		return (parse_int(v, 1, 100000, &g->count));
 	if (strcmp(k, "nice") == 0)
@@ -255,6 +271,7 @@ parse_group(struct scenario *sc, struct pstate *p, char *rest)
 	memset(g, 0, sizeof(*g));
 	g->count = 1;
 	g->cpu = -1;
+	g->cls = PRI_TIMESHARE;
 	g->yields = 1000;
 	g->locks = 8;
 	g->depth = 3;

@@ -38,6 +38,7 @@ enum {
 struct group {
 	char name[SC_NAMELEN];
 	int kind, count, nice, cpu; /* cpu >= 0: bound there */
+	int cls, rtprio;	    /* PRI_TIMESHARE, PRI_FIFO, ...; 0..31 */
 	int64_t start_ms;
 	struct dist run, sleep, cs;
 	int yields, locks;	/* yielder */

@@ -306,6 +306,14 @@ sim_unbind(struct sim *s, struct sim_thread *t)
 	thread_unlock(&t->td);
 }
 
+void
+sim_set_class(struct sim *s, struct sim_thread *t, int pc, int pri)
+{
+	thread_lock(&t->td);
+	sched_class_apply(s->sched, &t->td, pc, pri);
+	thread_unlock(&t->td);
+}
+
 /* ---- switching ---- */
 
 static struct sim_thread *

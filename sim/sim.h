@@ -185,6 +185,9 @@ void sim_destroy(struct sim *s);
 struct sim_thread *sim_spawn(struct sim *s, int nice, int run_ms, int sleep_ms,
     int cpu);
 void sim_unbind(struct sim *s, struct sim_thread *t);
+/* t takes class pc (PRI_TIMESHARE, PRI_REALTIME, PRI_FIFO, PRI_IDLE) at
+ * user priority pri outside timeshare. */
+void sim_set_class(struct sim *s, struct sim_thread *t, int pc, int pri);
 /* Fork child from parent (a running or runnable thread) as the runtime
  * does for ult_spawn from a uthread. */
 struct sim_thread *sim_fork(struct sim *s, struct sim_thread *parent,

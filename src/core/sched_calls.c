@@ -9,40 +9,28 @@
 
 #include "runtime.h"
 
-/*
- * FreeBSD's rtp_to_pri: a class and, outside timeshare, a fixed user
- * priority in its band (td locked).  Timeshare goes back to the policy's
- * computed priority.
- */
+/* ult's classes as FreeBSD's: a class and, outside timeshare, a fixed
+ * user priority in its band (td locked). */
 void
 ult__class_apply(struct thread *td, int cls, int prio)
 {
-	const struct sched_ops *s = ult__rt.sched;
-	int pc, pri;
-
 	switch (cls) {
 	case ULT_CLASS_REALTIME:
-		pc = PRI_FIFO;
-		pri = PRI_MIN_REALTIME + prio;
+		sched_class_apply(ult__rt.sched, td, PRI_FIFO,
+		    PRI_MIN_REALTIME + prio);
 		break;
 	case ULT_CLASS_REALTIME_RR:
-		pc = PRI_REALTIME;
-		pri = PRI_MIN_REALTIME + prio;
+		sched_class_apply(ult__rt.sched, td, PRI_REALTIME,
+		    PRI_MIN_REALTIME + prio);
 		break;
 	case ULT_CLASS_IDLE:
-		pc = PRI_IDLE;
-		pri = PRI_MIN_IDLE + prio;
+		sched_class_apply(ult__rt.sched, td, PRI_IDLE,
+		    PRI_MIN_IDLE + prio);
 		break;
 	default:
-		s->set_class(td, PRI_TIMESHARE);
-		s->nice(td, td->td_nice);
-		return;
+		sched_class_apply(ult__rt.sched, td, PRI_TIMESHARE, 0);
+		break;
 	}
-	s->set_class(td, pc);
-	td->td_base_user_pri = (uint8_t)pri;
-	td_set_user_pri(td,
-	    pri < td->td_lend_user_pri ? pri : td->td_lend_user_pri);
-	s->prio(td, td->td_user_pri);
 }
 
 void

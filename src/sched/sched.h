@@ -207,6 +207,27 @@ struct sched_ops {
 	    void *arg);
 };
 
+/*
+ * FreeBSD's rtp_to_pri, the policy's half: td (locked) takes class pc at
+ * the fixed user priority pri; PRI_TIMESHARE goes back to the priority
+ * the policy computes (pri unused).  The runtime maps ult's classes onto
+ * this; the simulator calls it directly.
+ */
+static inline void
+sched_class_apply(const struct sched_ops *s, struct thread *td, int pc, int pri)
+{
+	if (pc == PRI_TIMESHARE) {
+		s->set_class(td, PRI_TIMESHARE);
+		s->nice(td, td->td_nice);
+		return;
+	}
+	s->set_class(td, pc);
+	td->td_base_user_pri = (uint8_t)pri;
+	td_set_user_pri(td,
+	    pri < td->td_lend_user_pri ? pri : td->td_lend_user_pri);
+	s->prio(td, td->td_user_pri);
+}
+
 extern const struct sched_ops ult__sched_ule;
 extern const struct sched_ops ult__sched_4bsd;
 /* sched_4bsd internals the policy tests check against the formulas. */

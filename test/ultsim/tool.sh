@@ -46,6 +46,15 @@ printf 'cpus 1024\nduration 400ms\nwarmup 100ms\ngroup h kind=hog count=1100\nex
 "$ultsim" "$out/big.scn" > "$out/big.txt" || fail "1,024 CPUs: $(cat "$out/big.txt")"
 grep -q 'on 1024 CPUs' "$out/big.txt" || fail "not 1,024 CPUs"
 
+# Classes: a realtime sleeper gets what it asks for, an idle hog nothing
+# beside a timeshare one.
+printf 'cpus 1\nduration 5s\nwarmup 1s\ngroup rt kind=sleeper class=realtime rtprio=5 run=3ms sleep=1ms\ngroup ts kind=hog\ngroup id kind=hog class=idle\nexpect rt.cpu > 70\nexpect id.cpu < 0.5\nexpect ts.cpu > 20\n' \
+    > "$out/cls.scn"
+for p in ule 4bsd; do
+	"$ultsim" "$out/cls.scn" --policy $p > "$out/cls.txt" ||
+	    fail "classes under $p: $(cat "$out/cls.txt")"
+done
+
 # Bad input.
 bad() { # bad <what> <message part> <ultsim args...>
 	what=$1 msg=$2
@@ -63,6 +72,8 @@ printf 'cpus 2000\n' > "$out/e3.scn"
 bad "too many CPUs" "cpus: 1 to 1024" "$out/e3.scn"
 bad "no such file" "No such file" "$out/none.scn"
 bad "bad --ncpu" "--ncpu" "$out/mix.scn" --ncpu 0
+printf 'cpus 2\ngroup g kind=hog class=batch\n' > "$out/e7.scn"
+bad "unknown class" "bad group setting 'class=batch'" "$out/e7.scn"
 bad "unknown tunable" "has no tunable kern.sched.nosuch" "$out/mix.scn" --set nosuch=1
 bad "tunable out of range" "out of range" "$out/mix.scn" --set steal_idle=7
 bad "read-only tunable" "read-only" "$out/mix.scn" --set preemption=0
