@@ -14,6 +14,7 @@
  * It is also a small program to trace:
  *	ULT_TRACE=pipeline.json ./pipeline && ult-trace-summary pipeline.json
  */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,7 @@ struct queue {
 };
 
 static struct queue q1, q2;
-static volatile int hog_stop;
+static atomic_int hog_stop;
 static long items = 20000;
 
 static void
@@ -122,7 +123,7 @@ static void *
 hog(void *arg)
 {
 	(void)arg;
-	while (!hog_stop)
+	while (!atomic_load_explicit(&hog_stop, memory_order_relaxed))
 		;
 	return (NULL);
 }
@@ -174,7 +175,7 @@ main(int argc, char **argv)
 	t[4] = start("writer", writer, &sum, 0);
 	for (int i = 1; i < 5; i++)
 		ult_join(t[i], NULL);
-	hog_stop = 1;
+	atomic_store(&hog_stop, 1);
 	ult_join(t[0], NULL);
 	ult_shutdown();
 	/* 1^2 + ... + n^2 = n(n+1)(2n+1)/6 */

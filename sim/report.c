@@ -250,7 +250,9 @@ st_print(struct stats *st, FILE *f, int cpus)
 	for (int g = 0; g < sc->ngroups; g++) {
 		struct gstats *gs = &st->g[g];
 
-		qsort(gs->lat, (size_t)gs->nlat, sizeof(*gs->lat), cmp_i64);
+		if (gs->nlat > 0) /* a group that never woke has no array */
+			qsort(gs->lat, (size_t)gs->nlat, sizeof(*gs->lat),
+			    cmp_i64);
 	}
 	fprintf(f, "%-14s %-8s %7s %6s %20s %24s %9s %7s %5s\n", "group",
 	    "kind", "threads", "cpu%", "share% min/avg/max",

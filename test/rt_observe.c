@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -307,6 +308,65 @@ test_trace_dropped(void)
 	 * the idle loop, which start a slice and end none. */
 	CHECK(occurrences(s, "\"cat\":\"run\"") <= kept);
 	CHECK(strstr(s, "events dropped)") != NULL);
+	free(s);
+	unlink(path);
+}
+
+static void *
+empty(void *arg)
+{
+	return (arg);
+}
+
+/* A thread that is no uthread spawns and joins one, and exits. */
+static void *
+foreign_spawner(void *arg)
+{
+	ult_thread_t *t;
+
+	(void)arg;
+	CHECK_EQ(ult_spawn(&t, NULL, empty, NULL), 0);
+	CHECK_EQ(ult_join(t, NULL), 0);
+	return (NULL);
+}
+
+unsigned ult__trace_rings_held(void); /* src/core/trace.h */
+
+/* 100 short-lived threads record events, each in a ring of its own: the
+ * rings of those that exited are freed while the trace goes on, and every
+ * one of their spawns is still in the file. */
+void
+test_trace_thread_rings(void)
+{
+	char path[256], *s;
+	unsigned held = 0;
+
+	trace_path(path, sizeof(path), "rings");
+	setenv("ULT_TRACE", path, 1);
+	setenv("ULT_TRACE_FLUSH_MS", "1", 1);
+	rt_init(2, -1);
+	unsetenv("ULT_TRACE");
+	unsetenv("ULT_TRACE_FLUSH_MS");
+	for (int i = 0; i < 100; i++) {
+		pthread_t p;
+
+		CHECK_EQ(pthread_create(&p, NULL, foreign_spawner, NULL), 0);
+		CHECK_EQ(pthread_join(p, NULL), 0);
+	}
+	/* The flusher looks for exited threads every 64 periods. */
+	for (int i = 0; i < 200; i++) {
+		held = ult__trace_rings_held();
+		if (held < 10)
+			break;
+		usleep(10000);
+	}
+	if (held >= 10)
+		fprintf(stderr, "%u rings held\n", held);
+	CHECK(held < 10);
+	CHECK_EQ(ult_shutdown(), 0);
+	s = slurp(path);
+	check_shape(s);
+	CHECK(occurrences(s, "\"name\":\"spawn\",\"cat\":\"sched\"") >= 100);
 	free(s);
 	unlink(path);
 }

@@ -40,6 +40,8 @@ struct tbuf {
 	atomic_uint tail; /* next slot to drain: the flusher's */
 	atomic_uint_fast64_t dropped[TEV_NKINDS]; /* by kind */
 	struct ult__trace_track info;
+	int tid;	   /* a thread that is no worker's: its kernel tid */
+	atomic_int freed;  /* its thread gone, ev freed (the flusher's) */
 	struct tbuf *next; /* on `all' */
 };
 
@@ -95,6 +97,8 @@ buf_other(void)
 	/* Not pthread_getname_np: the drop-in answers that for uthreads. */
 	(void)prctl(PR_GET_NAME, name, 0, 0, 0);
 	tls_tbuf = buf_new(-1, name);
+	if (tls_tbuf != NULL)
+		tls_tbuf->tid = ult__os_gettid();
 	tls_gen = tr.gen;
 	return (tls_tbuf);
 }
@@ -180,11 +184,48 @@ drain(struct tbuf *b)
 	ULT_ST_REL(&b->tail, t + n);
 }
 
+/*
+ * A program that starts many short-lived threads which call into ult
+ * would otherwise keep a ring per thread it ever had.  Once the thread of
+ * a ring has exited and the ring is drained, nobody can write to it: its
+ * records go, and its track (name, drop counts) stays for the JSON.  (A
+ * reused tid only delays that; the new thread has a ring of its own.)
+ */
 static void
-drain_all(void)
+reclaim(struct tbuf *b)
 {
-	for (struct tbuf *b = ULT_LD_ACQ(&tr.all); b != NULL; b = b->next)
+	if (b->tid == 0 || b->ev == NULL ||
+	    ULT_LD(&b->head) != ULT_LD(&b->tail) ||
+	    ult__os_thread_alive(b->tid))
+		return;
+	free(b->ev);
+	b->ev = NULL;
+	ULT_ST_REL(&b->freed, 1);
+}
+
+/* Every ring; with `reap', free the rings of threads that have gone. */
+static void
+drain_all(int reap)
+{
+	for (struct tbuf *b = ULT_LD_ACQ(&tr.all); b != NULL; b = b->next) {
+		if (b->ev == NULL)
+			continue;
 		drain(b);
+		if (reap)
+			reclaim(b);
+	}
+}
+
+unsigned
+ult__trace_rings_held(void)
+{
+	unsigned n = 0;
+
+	pthread_mutex_lock(&tr.lock);
+	for (struct tbuf *b = ULT_LD_ACQ(&tr.all); b != NULL; b = b->next)
+		n += ULT_LD_ACQ(&b->freed) == 0;
+	pthread_mutex_unlock(&tr.lock);
+	return (n);
 }
 
 static void *
@@ -194,9 +235,11 @@ flusher(void *arg)
 	/* The program's signals are for its own threads. */
 	ult__os_block_async_signals();
 	ult__os_set_name("ult-trace");
-	while (!ULT_LD_ACQ(&tr.stop)) {
+	for (unsigned n = 1; !ULT_LD_ACQ(&tr.stop); n++) {
 		ult__futex_wait(&tr.stop, 0, ult__now() + tr.period_ns);
-		drain_all();
+		/* Look for exited threads every 64 periods: a system call
+		 * each. */
+		drain_all(n % 64 == 0);
 	}
 	return (NULL);
 }
@@ -365,7 +408,7 @@ ult__trace_finish(int threads_gone)
 	pthread_join(tr.flusher, NULL);
 	pthread_mutex_lock(&tr.lock);
 	tr.flushing = 0;
-	drain_all();
+	drain_all(0);
 	tracks = calloc(tr.ntracks + 1, sizeof(*tracks));
 	for (struct tbuf *b = ULT_LD(&tr.all); b != NULL && tracks != NULL;
 	     b = b->next) {

@@ -86,6 +86,9 @@ int ult__trace_worker_init(struct ult__worker *w);
  * exit with the runtime still up, 0 (the rings are not freed then: a
  * worker may be writing its last record). */
 void ult__trace_finish(int threads_gone);
+/* Rings that hold records space now (for tests: exited threads' rings
+ * are freed). */
+unsigned ult__trace_rings_held(void);
 /* A spawned thread's name and creation, for the trace. */
 void ult__trace_spawn(struct ult_thread *parent, struct ult_thread *ut);
 /* A switch on w at now (its clock). */

@@ -149,6 +149,18 @@ ult__os_set_name(const char *name)
 	pthread_setname_np(pthread_self(), name);
 }
 
+int
+ult__os_gettid(void)
+{
+	return ((int)syscall(SYS_gettid));
+}
+
+int
+ult__os_thread_alive(int tid)
+{
+	return (syscall(SYS_tgkill, getpid(), tid, 0) == 0 || errno != ESRCH);
+}
+
 static int
 read_line(const char *path, char *buf, size_t len)
 {

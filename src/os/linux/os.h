@@ -69,6 +69,10 @@ int ult__os_cpus(int *cpus, int max);
 /* Pin the calling kernel thread to one OS CPU; 0 or an errno. */
 int ult__os_pin(int oscpu);
 void ult__os_set_name(const char *name);
+/* The calling kernel thread's id, and whether thread tid of this process
+ * still exists (a tid can be reused: "alive" may be another thread). */
+int ult__os_gettid(void);
+int ult__os_thread_alive(int tid);
 /* Cache-sharing sets from sysfs for cpus 0..n-1 that run on oscpu[i];
  * 0 on success, -1 when unknown (the caller uses one flat group). */
 int ult__os_topology(int n, const int *oscpu, struct topo_cpu *out);
