@@ -240,8 +240,33 @@ m(struct stats *st, int g, const char *name)
 static const char *kind_names[] = {"hog", "sleeper", "yielder", "forkjoin",
     "dag", "locker"};
 
+/* One line per thread that ran or waited in the measured period. */
+static void
+print_threads(struct stats *st, FILE *f)
+{
+	struct sim *s = st->s;
+	double span = span_s(st);
+
+	fprintf(f, "%-7s %-14s %8s %10s %9s %9s\n", "thread", "group", "share%",
+	    "bursts", "maxwait", "migr");
+	for (int i = 0; i < s->nthreads; i++) {
+		struct sim_thread *t = s->threads[i];
+		double w = (double)t->max_wait_ns;
+
+		if (t->group < 0 || (t->cpu_ns == 0 && t->state == SIM_DONE))
+			continue;
+		if (t->state == SIM_RUNNABLE &&
+		    (double)(sim_now_ns(s) - t->queued_ns) > w)
+			w = (double)(sim_now_ns(s) - t->queued_ns);
+		fprintf(f, "%-7d %-14s %8.2f %10lld %9.1f %9d\n", t->id,
+		    st->sc->g[t->group].name,
+		    100.0 * (double)t->cpu_ns / (span * 1e9),
+		    (long long)t->bursts, w / 1e6, t->migrations);
+	}
+}
+
 void
-st_print(struct stats *st, FILE *f, int cpus)
+st_print(struct stats *st, FILE *f, int cpus, int threads)
 {
 	struct scenario *sc = st->sc;
 	struct sim *s = st->s;
@@ -295,6 +320,8 @@ st_print(struct stats *st, FILE *f, int cpus)
 	    "%.3f%% of CPU time waiting on scheduler locks\n",
 	    m(st, -1, "idle"), m(st, -1, "switches"), m(st, -1, "steals"),
 	    m(st, -1, "lockwait"));
+	if (threads)
+		print_threads(st, f);
 	if (!cpus)
 		return;
 	fprintf(f, "%-5s %7s %12s %10s\n", "cpu", "idle%", "switches/s",

@@ -34,7 +34,9 @@ void st_init(struct stats *st, struct scenario *sc, struct sim *s);
 void st_begin(struct stats *st);
 /* A metric by name for group g (-1: the machine); 0 if known. */
 int st_metric(struct stats *st, int g, const char *name, double *v);
-void st_print(struct stats *st, FILE *f, int cpus);
+/* The tables: groups, the machine, and on request every CPU and every
+ * thread. */
+void st_print(struct stats *st, FILE *f, int cpus, int threads);
 /* Check the scenario's expectations; the number that failed. */
 int st_check(struct stats *st, FILE *f);
 void st_free(struct stats *st);

@@ -18,7 +18,7 @@ usage(FILE *f)
 	    "usage: ultsim SCENARIO [--policy ule|4bsd] [--ncpu N]\n"
 	    "              [--topology flat|smt=N,l2=N,l3=N] [--seed S]\n"
 	    "              [--set tunable=value]... [--duration T]\n"
-	    "              [--svg out.svg] [--cpus]\n"
+	    "              [--svg out.svg] [--cpus] [--threads]\n"
 	    "Runs SCENARIO on simulated CPUs and prints, per thread group,\n"
 	    "CPU share, wakeup-to-run delay and migrations; then checks the\n"
 	    "scenario's expect lines (exit 3 if one fails; 4 if the file is\n"
@@ -80,7 +80,7 @@ apply_sets(struct scenario *sc, struct sim *s)
 
 struct opts {
 	const char *svg;
-	int cpus;
+	int cpus, threads;
 };
 
 static int
@@ -101,8 +101,8 @@ parse_args(int argc, char **argv, struct scenario *sc, struct opts *o)
 			usage(stdout);
 			exit(0);
 		}
-		if (strcmp(a, "--cpus") == 0) {
-			o->cpus = 1;
+		if (strcmp(a, "--cpus") == 0 || strcmp(a, "--threads") == 0) {
+			*(a[2] == 'c' ? &o->cpus : &o->threads) = 1;
 			continue;
 		}
 		if (a[0] != '-') {
@@ -273,7 +273,7 @@ main(int argc, char **argv)
 	    (unsigned long long)sc.seed,
 	    (long long)(sc.duration_ms - sc.warmup_ms),
 	    (long long)sc.warmup_ms);
-	st_print(&st, stdout, o.cpus);
+	st_print(&st, stdout, o.cpus, o.threads);
 	failed = st_check(&st, stdout);
 	if (o.svg != NULL && svg_write(st.svg, o.svg, &sc) != 0) {
 		fprintf(stderr, "ultsim: %s: %s\n", o.svg, strerror(errno));

@@ -40,6 +40,13 @@ tail -n 1 "$out/a.svg" | grep -q '</svg>' || fail "SVG not closed"
 [ "$(grep -c '<rect' "$out/a.svg")" -gt 20 ] || fail "an empty timeline"
 grep -q '>inter</text>' "$out/a.svg" || fail "no legend"
 
+# --threads: a row per thread, shares summing to the group's.
+"$ultsim" "$out/mix.scn" --seed 7 --threads > "$out/t.txt"
+[ "$(awk '$2 == "hogs" && $1 ~ /^[0-9]+$/' "$out/t.txt" | wc -l)" = 3 ] ||
+    fail "--threads: not one row per hog"
+[ "$(awk '$2 == "inter" && $1 ~ /^[0-9]+$/' "$out/t.txt" | wc -l)" = 4 ] ||
+    fail "--threads: not one row per sleeper"
+
 # 1,024 CPUs: 1,100 hogs all run, none starves.
 printf 'cpus 1024\nduration 400ms\nwarmup 100ms\ngroup h kind=hog count=1100\nexpect h.cpu > 99\nexpect h.share_min > 0\n' \
     > "$out/big.scn"
