@@ -63,8 +63,10 @@ static struct {
 static __thread struct tbuf *tls_tbuf;
 static __thread unsigned tls_gen;
 
+/* A ring for worker cpu, or (cpu -1) for thread tid; published on `all'
+ * complete, since the flusher reads it from then on. */
 static struct tbuf *
-buf_new(int cpu, const char *name)
+buf_new(int cpu, int tid, const char *name)
 {
 	struct tbuf *b = calloc(1, sizeof(*b));
 
@@ -77,6 +79,7 @@ buf_new(int cpu, const char *name)
 		return (NULL);
 	}
 	b->info.cpu = cpu;
+	b->tid = tid;
 	snprintf(b->info.name, sizeof(b->info.name), "%s", name);
 	pthread_mutex_lock(&tr.lock);
 	b->info.id = ++tr.ntracks;
@@ -96,9 +99,7 @@ buf_other(void)
 		return (tls_tbuf);
 	/* Not pthread_getname_np: the drop-in answers that for uthreads. */
 	(void)prctl(PR_GET_NAME, name, 0, 0, 0);
-	tls_tbuf = buf_new(-1, name);
-	if (tls_tbuf != NULL)
-		tls_tbuf->tid = ult__os_gettid();
+	tls_tbuf = buf_new(-1, ult__os_gettid(), name);
 	tls_gen = tr.gen;
 	return (tls_tbuf);
 }
@@ -345,7 +346,7 @@ ult__trace_worker_init(struct ult__worker *w)
 		return (0);
 	snprintf(name, sizeof(name), "worker %d%s", w->id,
 	    w->id >= ult__rt.ncpu ? " (spare)" : "");
-	w->tbuf = buf_new(w->id, name);
+	w->tbuf = buf_new(w->id, 0, name);
 	return (w->tbuf != NULL ? 0 : ENOMEM);
 }
 
