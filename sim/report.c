@@ -34,19 +34,28 @@ static void
 on_run(void *arg, int cpu, const struct sim_thread *t, int64_t lat)
 {
 	struct stats *st = arg;
+
+	(void)cpu;
+	if (st->measuring && t->group >= 0)
+		add_lat(&st->g[t->group], lat);
+}
+
+/* Every start of a run: migrations, and those across an L3 group. */
+static void
+on_place(void *arg, int cpu, const struct sim_thread *t, int from)
+{
+	struct stats *st = arg;
 	struct gstats *g;
 
 	if (!st->measuring || t->group < 0)
 		return;
 	g = &st->g[t->group];
 	g->runs++;
-	if (t->last_cpu >= 0 && t->last_cpu != cpu) {
+	if (from >= 0 && from != cpu) {
 		g->migr++;
-		if (st->l3_of != NULL &&
-		    st->l3_of[t->last_cpu] != st->l3_of[cpu])
+		if (st->l3_of != NULL && st->l3_of[from] != st->l3_of[cpu])
 			g->xl3++;
 	}
-	add_lat(g, lat);
 }
 
 void
@@ -68,6 +77,7 @@ st_init(struct stats *st, struct scenario *sc, struct sim *s)
 		abort();
 	s->hooks.segment = on_segment;
 	s->hooks.run = on_run;
+	s->hooks.place = on_place;
 	s->hooks.arg = st;
 }
 

@@ -93,16 +93,17 @@ perr(const struct pstate *p, const char *fmt, const char *what)
 	return (-1);
 }
 
-/* "250us", "3ms", "2s", "40ns" or a bare number of ms, into ms. */
-static int
-parse_ms(const char *v, double *out)
+/* "250us", "3ms", "2s", "40ns" or a bare number of ms, into ms; at most
+ * SC_MAX_MS. */
+int
+sc_parse_ms(const char *v, double *out)
 {
 	char *end;
 	double x;
 
 	errno = 0;
 	x = strtod(v, &end);
-	if (end == v || errno != 0 || x < 0)
+	if (end == v || errno != 0 || !isfinite(x) || x < 0)
 		return (-1);
 	if (strcmp(end, "ns") == 0)
 		x /= 1e6;
@@ -111,6 +112,8 @@ parse_ms(const char *v, double *out)
 	else if (strcmp(end, "s") == 0)
 		x *= 1e3;
 	else if (*end != '\0' && strcmp(end, "ms") != 0)
+		return (-1);
+	if (x > SC_MAX_MS)
 		return (-1);
 	*out = x;
 	return (0);
@@ -123,7 +126,7 @@ parse_dist(const char *v, struct dist *d)
 
 	if (strncmp(v, "exp:", 4) == 0) {
 		d->kind = D_EXP;
-		return (parse_ms(v + 4, &d->a) || d->a <= 0 ? -1 : 0);
+		return (sc_parse_ms(v + 4, &d->a) || d->a <= 0 ? -1 : 0);
 	}
 	if (strncmp(v, "uniform:", 8) == 0) {
 		snprintf(buf, sizeof(buf), "%s", v + 8);
@@ -131,13 +134,24 @@ parse_dist(const char *v, struct dist *d)
 			return (-1);
 		*dots = '\0';
 		d->kind = D_UNIFORM;
-		return (parse_ms(buf, &d->a) || parse_ms(dots + 2, &d->b) ||
-			    d->b < d->a
+		return (sc_parse_ms(buf, &d->a) ||
+			    sc_parse_ms(dots + 2, &d->b) || d->b < d->a
 			? -1
 			: 0);
 	}
 	d->kind = D_FIXED;
-	return (parse_ms(v, &d->a));
+	return (sc_parse_ms(v, &d->a));
+}
+
+/* A finite number, all of v. */
+static int
+parse_num(const char *v, double *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtod(v, &end);
+	return (end == v || *end != '\0' || errno != 0 || !isfinite(*out));
 }
 
 static int
@@ -159,18 +173,28 @@ parse_i64ms(const char *v, int64_t *out)
 {
 	double ms;
 
-	if (parse_ms(v, &ms) != 0)
+	if (sc_parse_ms(v, &ms) != 0)
 		return (-1);
 	*out = (int64_t)(ms + 0.5);
 	return (0);
 }
 
+/* A cost: a bare number is in ns, else a duration with its unit. */
 static int
 parse_ns(const char *v, int64_t *out)
 {
+	size_t n = strlen(v);
 	double ms;
 
-	if (parse_ms(v, &ms) != 0)
+	if (n > 0 && isdigit((unsigned char)v[n - 1])) {
+		char buf[64];
+
+		if (n + 3 > sizeof(buf))
+			return (-1);
+		snprintf(buf, sizeof(buf), "%sns", v);
+		return (parse_ns(buf, out));
+	}
+	if (sc_parse_ms(v, &ms) != 0)
 		return (-1);
 	*out = (int64_t)(ms * 1e6 + 0.5);
 	return (0);
@@ -334,8 +358,9 @@ parse_expect(struct scenario *sc, struct pstate *p, char *rest)
 			return (perr(p, "expected LO..HI, got '%s'", v1));
 		*dots = '\0';
 		x->op = X_IN;
-		x->lo = atof(v1);
-		x->hi = atof(dots + 2);
+		if (parse_num(v1, &x->lo) || parse_num(dots + 2, &x->hi) ||
+		    x->hi < x->lo)
+			return (perr(p, "expected LO..HI, got '%s'", rest));
 	} else {
 		static const char *ops[] = {"<", "<=", ">", ">="};
 		int k = -1;
@@ -346,7 +371,8 @@ parse_expect(struct scenario *sc, struct pstate *p, char *rest)
 		if (k < 0)
 			return (perr(p, "unknown operator '%s'", op));
 		x->op = k;
-		x->lo = atof(v1);
+		if (parse_num(v1, &x->lo))
+			return (perr(p, "not a number: '%s'", v1));
 	}
 	sc->nexpect++;
 	return (0);
@@ -373,7 +399,6 @@ parse_cost(struct scenario *sc, struct pstate *p, char *rest)
 				if (strcmp(tok, names[i]) == 0)
 					k = i;
 		}
-		/* A bare number is in ns here. */
 		if (k < 0 || parse_ns(eq + 1, fields[k]) != 0) {
 			char buf[72];
 
@@ -381,9 +406,19 @@ parse_cost(struct scenario *sc, struct pstate *p, char *rest)
 			    eq ? eq + 1 : "");
 			return (perr(p, "bad cost '%s'", buf));
 		}
+		sc->cost_set |= 1u << k;
 	}
-	sc->has_cost = 1;
 	return (0);
+}
+
+int
+sc_parse_seed(const char *v, uint64_t *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(v, &end, 0);
+	return (end == v || *end != '\0' || errno != 0 || *v == '-' ? -1 : 0);
 }
 
 int
@@ -495,14 +530,35 @@ parse_line(struct scenario *sc, struct pstate *p, char *line)
 		return (
 		    parse_i64ms(rest, f) ? perr(p, "bad time '%s'", rest) : 0);
 	}
-	if (strcmp(key, "seed") == 0) {
-		sc->seed = strtoull(rest, NULL, 0);
-		return (0);
-	}
+	if (strcmp(key, "seed") == 0)
+		return (sc_parse_seed(rest, &sc->seed)
+			? perr(p, "seed: a number, got '%s'", rest)
+			: 0);
 	if (strcmp(key, "set") == 0)
 		return (
 		    sc_set(sc, rest) ? perr(p, "bad setting '%s'", rest) : 0);
 	return (perr(p, "unknown keyword '%s'", key));
+}
+
+/* Threads the groups create over the whole run (forkjoin trees and DAG
+ * jobs included), saturating: the bound keeps memory to a few GiB. */
+double
+sc_threads(const struct scenario *sc)
+{
+	double n = 0;
+
+	for (int i = 0; i < sc->ngroups; i++) {
+		const struct group *g = &sc->g[i];
+		double per = 1, level = 1;
+
+		if (g->kind == G_FORKJOIN)
+			for (int d = 0; d < g->depth; d++) {
+				level *= g->fanout;
+				per += level;
+			}
+		n += g->kind == G_DAG ? g->jobs + 1 : per * g->count;
+	}
+	return (n);
 }
 
 int
@@ -526,12 +582,18 @@ sc_parse(const char *file, struct scenario *sc)
 	sc->for_ule = sc->for_4bsd = 1;
 	while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
 		p.line++;
-		line[strcspn(line, "\n")] = '\0';
+		if (strchr(line, '\n') == NULL && !feof(f)) {
+			rc = perr(&p, "line longer than %s characters", "1022");
+			break;
+		}
+		line[strcspn(line, "\r\n")] = '\0';
 		rc = parse_line(sc, &p, line);
 	}
 	fclose(f);
 	if (rc == 0 && sc->ngroups == 0)
 		rc = perr(&p, "no group in %s", file);
+	if (rc == 0 && sc_threads(sc) > SC_MAX_THREADS)
+		rc = perr(&p, "more than %s threads in all", "100000");
 	if (rc == 0 && sc->warmup_ms >= sc->duration_ms)
 		rc = perr(&p, "warmup must be shorter than duration%s", "");
 	return (rc);

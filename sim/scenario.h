@@ -13,6 +13,8 @@
 #define SC_MAXEXPECT 64
 #define SC_MAXSETS 32
 #define SC_NAMELEN 32
+#define SC_MAX_THREADS 100000
+#define SC_MAX_MS 1e9 /* a duration, about 11.6 days */
 
 /* A duration in ms, drawn per burst. */
 struct dist {
@@ -82,7 +84,7 @@ struct scenario {
 	int nsets;
 	char set_name[SC_MAXSETS][64];
 	long set_val[SC_MAXSETS];
-	int has_cost;
+	unsigned cost_set; /* bit i: field i of cost was given */
 	struct sim_cost cost;
 	int ngroups;
 	struct group g[SC_MAXGROUPS];
@@ -92,6 +94,11 @@ struct scenario {
 
 /* Parse file into sc; 0, or -1 after a message naming file and line. */
 int sc_parse(const char *file, struct scenario *sc);
+/* A duration with its unit, into ms (0 or -1); a seed (0 or -1). */
+int sc_parse_ms(const char *v, double *out);
+int sc_parse_seed(const char *v, uint64_t *out);
+/* Threads the scenario creates in all. */
+double sc_threads(const struct scenario *sc);
 /* Parse one "name=value" tunable or "--topology" spec (0 or -1). */
 int sc_set(struct scenario *sc, const char *nv);
 int sc_topology(struct scenario *sc, const char *spec);

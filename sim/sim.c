@@ -45,8 +45,8 @@ thread_new(struct sim *s, int run_ms, int sleep_ms)
 		if (s->threads == NULL)
 			abort();
 	}
-	t->ran_on = calloc((size_t)s->ncpu, sizeof(*t->ran_on));
-	if (t->ran_on == NULL)
+	if (!s->no_ran_on &&
+	    (t->ran_on = calloc((size_t)s->ncpu, sizeof(*t->ran_on))) == NULL)
 		abort();
 	ult__list_init(&t->td.td_runq);
 	atomic_init(&t->td.td_lock, &sleep_lock);
@@ -211,6 +211,8 @@ run_next(struct sim *s, int cpu, struct sim_thread *to)
 	c->cur = to;
 	if (to == &c->idle)
 		return;
+	if (s->hooks.place != NULL && to->state != SIM_RUNNING)
+		s->hooks.place(s->hooks.arg, cpu, to, to->last_cpu);
 	to->state = SIM_RUNNING;
 	if (to->last_cpu >= 0 && to->last_cpu != cpu)
 		to->migrations++;
@@ -470,7 +472,8 @@ tick(struct sim *s)
 		if (t == &c->idle)
 			continue;
 		t->cpu_ticks++;
-		t->ran_on[cpu]++;
+		if (t->ran_on != NULL)
+			t->ran_on[cpu]++;
 	}
 	/* The stat clock, at stathz, samples whoever ran that tick, on busy
 	 * CPUs and on CPU 0 (which drives the balancer). */
@@ -538,7 +541,9 @@ sim_reset_stats(struct sim *s)
 		t->max_latency = 0;
 		t->max_wait_ns = 0;
 		t->migrations = 0;
-		memset(t->ran_on, 0, sizeof(*t->ran_on) * (size_t)s->ncpu);
+		if (t->ran_on != NULL)
+			memset(t->ran_on, 0,
+			    sizeof(*t->ran_on) * (size_t)s->ncpu);
 	}
 	for (int cpu = 0; cpu < s->ncpu; cpu++)
 		s->cpu[cpu].idle.cpu_ns = 0;

@@ -59,6 +59,8 @@ struct sim_hooks {
 	/* t, woken, starts to run on cpu lat_ns after its wakeup. */
 	void (*run)(void *arg, int cpu, const struct sim_thread *t,
 	    int64_t lat_ns);
+	/* t starts to run on cpu, having last run on from (-1: never). */
+	void (*place)(void *arg, int cpu, const struct sim_thread *t, int from);
 	void *arg;
 };
 
@@ -118,7 +120,7 @@ struct sim_thread {
 	int last_cpu;
 	int sleep_cpu; /* where its timeout fires */
 	int migrations;
-	int64_t *ran_on; /* ticks received per cpu */
+	int64_t *ran_on; /* ticks received per cpu; NULL with no_ran_on */
 	struct sim_thread *parent;
 	const struct sim_behaviour *beh;
 	void *arg; /* the behaviour's */
@@ -158,6 +160,7 @@ struct sim {
 	struct sim_thread **threads;
 	int nthreads, cap;
 	int check_every; /* run ops->check() every n ticks (0: never) */
+	int no_ran_on;	 /* threads keep no ran_on[] (large scenarios) */
 	const char *check_failed;
 	struct sim_hooks hooks;
 	struct sim_cost cost;

@@ -240,7 +240,7 @@ umtx_release(struct sim *s, struct sim_umtx *m, int cpu)
 
 /* One step of the yielder running on cpu. */
 static void
-yielder_step(struct sim *s, int cpu)
+yielder_phase(struct sim *s, int cpu)
 {
 	struct sim_cpu *c = &s->cpu[cpu];
 	struct sim_thread *t = c->cur;
@@ -278,6 +278,18 @@ yielder_step(struct sim *s, int cpu)
 		ult__sim_yielder_start(s, t);
 		break;
 	}
+}
+
+/* Every step takes time, even with every cost 0 (sim_create's default):
+ * else a lone yielder would never reach the tick. */
+static void
+yielder_step(struct sim *s, int cpu)
+{
+	int64_t before = s->cpu[cpu].clock;
+
+	yielder_phase(s, cpu);
+	if (s->cpu[cpu].clock == before)
+		s->cpu[cpu].clock++;
 }
 
 /* A CPU that was kicked acts now: it takes the IPI or leaves idle. */

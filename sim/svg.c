@@ -92,6 +92,28 @@ static const char *palette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728",
     "#637939"};
 #define NPAL (sizeof(palette) / sizeof(palette[0]))
 
+/* Text for the SVG: XML's special characters escaped. */
+static void
+put_text(FILE *f, const char *t)
+{
+	for (; *t != '\0'; t++) {
+		switch (*t) {
+		case '<':
+			fputs("&lt;", f);
+			break;
+		case '>':
+			fputs("&gt;", f);
+			break;
+		case '&':
+			fputs("&amp;", f);
+			break;
+		default:
+			fputc(*t, f);
+			break;
+		}
+	}
+}
+
 int
 svg_write(struct svg *v, const char *path, const struct scenario *sc)
 {
@@ -110,9 +132,10 @@ svg_write(struct svg *v, const char *path, const struct scenario *sc)
 	    "height=\"%d\" font-family=\"sans-serif\" font-size=\"11\">\n",
 	    left + width + 20, height);
 	fprintf(f,
-	    "<text x=\"%d\" y=\"16\" font-size=\"13\">ultsim (simulated): %s, "
-	    "%s, %d CPUs, seed %llu</text>\n",
-	    left, sc->name[0] ? sc->name : sc->file,
+	    "<text x=\"%d\" y=\"16\" font-size=\"13\">ultsim (simulated): ",
+	    left);
+	put_text(f, sc->name[0] ? sc->name : sc->file);
+	fprintf(f, ", %s, %d CPUs, seed %llu</text>\n",
 	    strcmp(sc->policy, "4bsd") == 0 ? "4BSD" : "ULE", v->ncpu,
 	    (unsigned long long)sc->seed);
 	for (int c = 0; c < v->ncpu; c++) {

@@ -45,10 +45,9 @@ apply_cost(struct scenario *sc, struct sim *s)
 	int64_t *to = &s->cost.lock_ns;
 
 	s->cost = default_cost;
-	if (sc->has_cost)
-		for (size_t i = 0; i < sizeof(s->cost) / sizeof(int64_t); i++)
-			if (from[i] != 0)
-				to[i] = from[i];
+	for (size_t i = 0; i < sizeof(s->cost) / sizeof(int64_t); i++)
+		if (sc->cost_set & (1u << i))
+			to[i] = from[i];
 	return (0);
 }
 
@@ -118,9 +117,13 @@ parse_args(int argc, char **argv, struct scenario *sc, struct opts *o)
 		    (strcmp(v, "ule") == 0 || strcmp(v, "4bsd") == 0)) {
 			policy = v;
 		} else if (strcmp(a, "--ncpu") == 0) {
+			long n;
+
 			errno = 0;
-			ncpu = (int)strtol(v, &end, 10);
-			if (*end != '\0' || ncpu < 1 || ncpu > SIM_MAXCPU) {
+			n = strtol(v, &end, 10);
+			ncpu = n >= 1 && n <= SIM_MAXCPU ? (int)n : 0;
+			if (*end != '\0' || end == v || errno != 0 ||
+			    ncpu == 0) {
 				fprintf(stderr, "ultsim: --ncpu: 1 to %d\n",
 				    SIM_MAXCPU);
 				return (-1);
@@ -130,20 +133,16 @@ parse_args(int argc, char **argv, struct scenario *sc, struct opts *o)
 				goto bad;
 			have_topo = 1;
 		} else if (strcmp(a, "--seed") == 0) {
-			over.seed = strtoull(v, &end, 0);
-			if (*end != '\0')
+			if (sc_parse_seed(v, &over.seed) != 0)
 				goto bad;
 			have_seed = 1;
 		} else if (strcmp(a, "--set") == 0) {
 			if (sc_set(&over, v) != 0)
 				goto bad;
 		} else if (strcmp(a, "--duration") == 0) {
-			double ms = strtod(v, &end);
+			double ms;
 
-			ms *= strcmp(end, "s") == 0 ? 1000 : 1;
-			if (ms < 1 ||
-			    (*end != '\0' && strcmp(end, "s") != 0 &&
-				strcmp(end, "ms") != 0))
+			if (sc_parse_ms(v, &ms) != 0 || ms < 1)
 				goto bad;
 			duration = (int64_t)ms;
 		} else if (strcmp(a, "--svg") == 0) {
@@ -252,6 +251,7 @@ main(int argc, char **argv)
 	    strcmp(sc.policy, "4bsd") == 0 ? &ult__sched_4bsd
 					   : &ult__sched_ule);
 	free(desc);
+	s->no_ran_on = 1; /* the tool's figures come from its hooks */
 	if (apply_sets(&sc, s) != 0 || apply_cost(&sc, s) != 0)
 		return (1);
 	s->check_every = 997;

@@ -303,10 +303,12 @@ burst_spin(void *arg)
 
 	(void)arg;
 	CHECK_EQ(ult_thread_info(NULL, &in), 0);
+	CHECK(in.cpu >= 0 && in.cpu < BURST_N); /* never the spare */
 	atomic_store(&burst_ran[in.cpu], 1);
 	while (ult_now() < until)
 		;
 	CHECK_EQ(ult_thread_info(NULL, &in), 0);
+	CHECK(in.cpu >= 0 && in.cpu < BURST_N);
 	atomic_store(&burst_ran[in.cpu], 1);
 	return (NULL);
 }

@@ -20,30 +20,60 @@ static const struct {
 };
 #define NFIX (int)(sizeof(fixes) / sizeof(fixes[0]))
 
-/* Hogs at several nice values, sleepers that keep the interactive queue
- * full on their CPUs, and a fork-join of short-lived children. */
+/* A child that runs 3 ms and exits. */
+static int
+child_woken(struct sim *s, struct sim_thread *t)
+{
+	(void)s;
+	(void)t;
+	return (3);
+}
+
+static int
+child_end(struct sim *s, struct sim_thread *t, int *ms)
+{
+	(void)s;
+	(void)t;
+	(void)ms;
+	return (SIM_ACT_EXIT);
+}
+
+static const struct sim_behaviour child = {child_end, child_woken, NULL};
+
+/* Hogs at several nice values, sleepers that want 2.5 of the 4 CPUs (so
+ * that the hogs run, and can fork), and short-lived children forked and
+ * exiting. */
 static void
 mixed_run(void)
 {
 	struct sim *s = sim_create(4, NULL);
 	struct sim_thread *p;
+	int forked = 0, exited = 0;
 
 	s->check_every = 1;
 	for (int i = 0; i < 5; i++)
 		(void)sim_spawn(s, -10 + 5 * i, -1, 0, -1);
-	for (int i = 0; i < 20; i++)
+	for (int i = 0; i < 10; i++)
 		(void)sim_spawn(s, 0, 2, 6, -1);
 	p = sim_spawn(s, 0, -1, 0, -1);
 	sim_run(s, 500);
-	for (int i = 0; i < 30; i++) {
-		if (p->state == SIM_RUNNING)
-			(void)sim_fork(s, p, 3, 0);
-		sim_run(s, 50);
+	/* sim_fork needs the parent on a CPU: step until it is. */
+	for (int i = 0; i < 3000 && forked < 30; i++) {
+		if (p->state == SIM_RUNNING) {
+			(void)sim_fork_beh(s, p, &child, NULL);
+			forked++;
+			sim_run(s, 20);
+		}
+		sim_run(s, 1);
 	}
 	sim_run(s, 2000);
 	if (s->check_failed != NULL)
 		fprintf(stderr, "%s\n", s->check_failed);
 	CHECK(s->check_failed == NULL);
+	for (int i = 0; i < s->nthreads; i++)
+		exited += s->threads[i]->state == SIM_DONE;
+	CHECK(forked > 0);
+	CHECK_EQ(exited, forked);
 	sim_destroy(s);
 }
 
@@ -61,7 +91,7 @@ test_fixes_invariants(void)
 		atomic_store(fixes[i].var, 0);
 }
 
-/* Eight sleepers that each want a quarter of the one CPU, and a hog: by
+/* Four sleepers that each want a quarter of the one CPU, and a hog: by
  * FreeBSD's rule the hog never runs; with batch_guard = 30 it does. */
 static double
 starved_share(int guard)

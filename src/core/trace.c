@@ -195,9 +195,11 @@ drain(struct tbuf *b)
 static void
 reclaim(struct tbuf *b)
 {
-	if (b->tid == 0 || b->ev == NULL ||
-	    ULT_LD(&b->head) != ULT_LD(&b->tail) ||
-	    ult__os_thread_alive(b->tid))
+	if (b->tid == 0 || b->ev == NULL || ult__os_thread_alive(b->tid))
+		return;
+	/* Gone: whatever it published before it went is drained now. */
+	drain(b);
+	if (ULT_LD(&b->head) != ULT_LD(&b->tail))
 		return;
 	free(b->ev);
 	b->ev = NULL;

@@ -271,7 +271,10 @@ static int
 forward_wakeup(int self)
 {
 	ULT_FENCE(); /* pairs with bsd_idle_enter */
-	if (TUN(bsd_tun.wake_local) && mach_idle_spinning() > 0) {
+	/* A spinner takes one thread; more queued than spinners wake a
+	 * parked CPU too, or a burst would wait behind the one spinner. */
+	if (TUN(bsd_tun.wake_local) &&
+	    ULT_LD(&bsd_runq_global_len) <= mach_idle_spinning()) {
 		for (int c = 0; c < bsd_ncpu; c++) {
 			if (mach_cpu_state(c) == MACH_CPU_SPINNING)
 				return (c);

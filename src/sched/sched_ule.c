@@ -57,11 +57,14 @@ ule_random(void)
  * priority is, so that every batch thread is reached eventually; idle
  * class goes to tdq_idle.
  */
+/* td may be another CPU's current thread, its priority lent meanwhile
+ * under other locks: load it atomically. */
 static inline int
-is_batch(const struct thread *td)
+is_batch(struct thread *td)
 {
-	return (td->td_priority >= PRI_MIN_BATCH &&
-	    td->td_priority <= PRI_MAX_BATCH);
+	int pri = __atomic_load_n(&td->td_priority, __ATOMIC_RELAXED);
+
+	return (pri >= PRI_MIN_BATCH && pri <= PRI_MAX_BATCH);
 }
 
 static void
@@ -224,8 +227,9 @@ tdq_setlowpri(struct tdq *tdq, struct thread *ctd)
  * runs the interactive queue first, so interactive threads that want
  * more CPU than there is starve every batch thread indefinitely
  * (sim/scenarios/starvation.scn).  A preemption before the batch thread
- * has run its stat tick picks it again; then the stamp moves and the
- * interactive threads have the CPU for another batch_guard ms.  Batch
+ * has run its stat tick picks it again; at that tick the stamp moves and
+ * the batch thread's turn ends (batch_tick), and the interactive threads
+ * have the CPU for another batch_guard ms.  Batch
  * gets about one stat tick (1/stathz) per period; an interactive thread
  * waits that much longer at most.
  */
@@ -266,6 +270,11 @@ choosethread(struct tdq *tdq)
 		td = tdq->tdq_idlethread;
 	}
 run:
+	if (ULT_UNLIKELY(TUN(ule_tun.balance_fair)))
+		ULT_ST(&tdq->tdq_curpct,
+		    TD_IS_IDLETHREAD(td)
+			? 0
+			: (int)SCHED_TICK_HZ(td_get_sched(td)));
 	ULT_ST(&tdq->tdq_curthread, td);
 	TD_SET_RUNNING(td);
 	td->td_oncpu = tdq->tdq_id;
@@ -662,6 +671,22 @@ ule_wakeup(struct thread *td, int srqflags)
 }
 
 /*
+ * batch_guard at a stat tick: a batch thread has now run one, so batch's
+ * wait starts again; and if better threads are queued it ends its turn
+ * here (the guard let it ahead of them; its slice would be longer).
+ */
+static void
+batch_tick(struct tdq *tdq, struct thread *td, int now, int cpu)
+{
+	if (runq_empty(&tdq->tdq_timeshare) || is_batch(td))
+		tdq->tdq_batch_tick = now;
+	if (is_batch(td) && TDQ_LOWPRI(tdq) < td->td_priority) {
+		td->td_flags |= TDF_SLICEEND;
+		mach_ast(td, cpu);
+	}
+}
+
+/*
  * Once per stat tick for the thread running on cpu: charge it, rotate the
  * calendar, and end its slice when used up.  The slice end is an AST, not
  * a preemption: the thread goes to the tail of its queue with a freshly
@@ -698,9 +723,6 @@ ule_clock(int cpu, int cnt)
 			tdq->tdq_ridx = tdq->tdq_idx;
 	}
 	td = ULT_LD(&tdq->tdq_curthread);
-	if (ULT_UNLIKELY(TUN(ule_tun.batch_guard)) &&
-	    (is_batch(td) || runq_empty(&tdq->tdq_timeshare)))
-		tdq->tdq_batch_tick = now;
 	/*
 	 * The kernel's statclock interrupts its own CPU and so never meets a
 	 * thread halfway through sched_switch.  Ours runs beside the CPU: a
@@ -710,6 +732,8 @@ ule_clock(int cpu, int cnt)
 	 */
 	if (ULT_LD(&td->td_lock) != TDQ_LOCKPTR(tdq))
 		goto out;
+	if (ULT_UNLIKELY(TUN(ule_tun.batch_guard)))
+		batch_tick(tdq, td, now, cpu);
 	ts = td_get_sched(td);
 	ule_pctcpu_update(ts, 1, now);
 	if (ULT_UNLIKELY(TUN(ule_tun.balance_fair)))
@@ -853,8 +877,6 @@ ule_fork(struct thread *td, struct thread *child)
 	tdq = TDQ_CPU(self);
 	ts = td_get_sched(td);
 	ule_pctcpu_update(ts, 1, now);
-	if (ULT_UNLIKELY(TUN(ule_tun.balance_fair)))
-		ULT_ST(&tdq->tdq_curpct, (int)SCHED_TICK_HZ(ts));
 	ULT_ST(&child->td_lock, TDQ_LOCKPTR(tdq));
 	ts2->ts_cpu = ts->ts_cpu;
 	ts2->ts_ticks = ts->ts_ticks;

@@ -817,7 +817,7 @@ sched_balance_pair(struct tdq *high, struct tdq *low)
  * to 95% on 8 CPUs (sim/scenarios/nplus1.scn) where all should get 89%.
  */
 static int
-fairest_low(const cpuset_t *mask, int low)
+fairest_low(const struct cpu_group *cg, const cpuset_t *mask, int low)
 {
 	int load = TDQ_LOAD(TDQ_CPU(low)), best = low;
 	int bpct = ULT_LD(&TDQ_CPU(low)->tdq_curpct);
@@ -825,7 +825,8 @@ fairest_low(const cpuset_t *mask, int low)
 	for (int c = 0; c < ule_ncpu; c++) {
 		struct tdq *t = TDQ_CPU(c);
 
-		if (!CS_ISSET(c, mask) || TDQ_LOAD(t) != load)
+		if (!CS_ISSET(c, mask) || !CS_ISSET(c, &cg->cg_mask) ||
+		    TDQ_LOAD(t) != load)
 			continue;
 		if (ULT_LD(&t->tdq_curpct) > bpct) {
 			bpct = ULT_LD(&t->tdq_curpct);
@@ -880,7 +881,7 @@ nextlow:
 		if (low == -1)
 			continue;
 		if (ULT_UNLIKELY(TUN(ule_tun.balance_fair)))
-			low = fairest_low(&lmask, low);
+			low = fairest_low(cg, &lmask, low);
 		if (sched_balance_pair(tdq, TDQ_CPU(low))) {
 			CS_CLR(low, &hmask);
 		} else {

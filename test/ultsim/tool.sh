@@ -84,6 +84,18 @@ bad "unknown class" "bad group setting 'class=batch'" "$out/e7.scn"
 bad "unknown tunable" "has no tunable kern.sched.nosuch" "$out/mix.scn" --set nosuch=1
 bad "tunable out of range" "out of range" "$out/mix.scn" --set steal_idle=7
 bad "read-only tunable" "read-only" "$out/mix.scn" --set preemption=0
+printf 'cpus 2\nwarmup nan\ngroup g kind=hog\n' > "$out/e8.scn"
+bad "not a number" "e8.scn:2: bad time 'nan'" "$out/e8.scn"
+printf 'cpus 2\nseed abc\ngroup g kind=hog\n' > "$out/e9.scn"
+bad "bad seed" "e9.scn:2: seed: a number" "$out/e9.scn"
+printf 'cpus 2\ngroup g kind=hog\nexpect g.cpu > ten\n' > "$out/e10.scn"
+bad "bad expectation" "e10.scn:3: not a number" "$out/e10.scn"
+printf 'cpus 2\ngroup t kind=forkjoin depth=10 fanout=10 run=1ms\n' > "$out/e11.scn"
+bad "too many threads" "more than 100000 threads" "$out/e11.scn"
+printf 'cpus 2\r\nduration 1s\r\ngroup g kind=hog\r\n' > "$out/crlf.scn"
+"$ultsim" "$out/crlf.scn" > /dev/null || fail "a CRLF file was refused"
+bad "bad --duration" "usage" "$out/mix.scn" --duration inf
+bad "huge --ncpu" "--ncpu" "$out/mix.scn" --ncpu 4294967298
 printf 'cpus 2\ngroup g kind=hog cpu=5\n' > "$out/e4.scn"
 bad "bound past the CPUs" "cpu 5 of 2" "$out/e4.scn"
 printf 'cpus 2\ngroup g kind=hog\nexpect g.nosuch < 3\n' > "$out/e5.scn"
