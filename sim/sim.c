@@ -294,6 +294,58 @@ ult__sim_userret(struct sim *s, int cpu)
 }
 #define userret ult__sim_userret
 
+/* ---- timed sleepers: a binary heap by (wake_at, id) ---- */
+
+static int
+wakes_first(const struct sim_thread *a, const struct sim_thread *b)
+{
+	return (a->wake_at < b->wake_at ||
+	    (a->wake_at == b->wake_at && a->id < b->id));
+}
+
+static void
+sleeper_push(struct sim *s, struct sim_thread *t)
+{
+	int i;
+
+	if (s->nsleepers == s->sleepcap) {
+		s->sleepcap = s->sleepcap ? 2 * s->sleepcap : 64;
+		s->sleepers = realloc(s->sleepers,
+		    sizeof(*s->sleepers) * (size_t)s->sleepcap);
+		if (s->sleepers == NULL)
+			abort();
+	}
+	for (i = s->nsleepers++;
+	     i > 0 && wakes_first(t, s->sleepers[(i - 1) / 2]); i = (i - 1) / 2)
+		s->sleepers[i] = s->sleepers[(i - 1) / 2];
+	s->sleepers[i] = t;
+}
+
+static struct sim_thread *
+sleeper_pop(struct sim *s)
+{
+	struct sim_thread *top = s->sleepers[0], *last;
+	int i = 0;
+
+	last = s->sleepers[--s->nsleepers];
+	for (;;) {
+		int k = 2 * i + 1;
+
+		if (k >= s->nsleepers)
+			break;
+		if (k + 1 < s->nsleepers &&
+		    wakes_first(s->sleepers[k + 1], s->sleepers[k]))
+			k++;
+		if (!wakes_first(s->sleepers[k], last))
+			break;
+		s->sleepers[i] = s->sleepers[k];
+		i = k;
+	}
+	if (s->nsleepers > 0)
+		s->sleepers[i] = last;
+	return (top);
+}
+
 /* The thread on cpu sleeps, for `ms' ticks or (ms < 0) until woken. */
 static void
 sleep_for(struct sim *s, int cpu, int ms)
@@ -311,6 +363,8 @@ sleep_for(struct sim *s, int cpu, int ms)
 	t->state = SIM_SLEEPING;
 	t->wake_at = ms < 0 ? INT64_MAX : s->now + ms;
 	t->sleep_cpu = cpu;
+	if (ms >= 0)
+		sleeper_push(s, t);
 	do_switch(s, cpu, SW_VOL | SWT_SLEEPQ);
 }
 
@@ -493,8 +547,10 @@ tick(struct sim *s)
 		if (t != &s->cpu[cpu].idle && t->run_ms > 0 && --t->left <= 0)
 			burst_end(s, cpu);
 	}
-	for (int i = 0; i < s->nthreads; i++) {
-		struct sim_thread *t = s->threads[i];
+	/* In (wake_at, id) order, as a scan of the threads by id would: a
+	 * thread woken early (sim_wake) is skipped when its entry comes. */
+	while (s->nsleepers > 0 && s->sleepers[0]->wake_at <= s->now) {
+		struct sim_thread *t = sleeper_pop(s);
 
 		if (t->state == SIM_SLEEPING && t->wake_at <= s->now)
 			wake(s, t);
@@ -639,6 +695,7 @@ sim_destroy(struct sim *s)
 		free(s->threads[i]);
 	}
 	ult__sim_fine_free(s);
+	free(s->sleepers);
 	free(s->threads);
 	free(s->cpu);
 	free(s->heap);

@@ -173,6 +173,10 @@ struct sim {
 	int nkicked;
 	struct sim_lockstate *locks;
 	int nlocks, lockcap;
+	/* timed sleepers by (wake_at, id): the tick wakes them in that
+	 * order without scanning every thread ever made */
+	struct sim_thread **sleepers;
+	int nsleepers, sleepcap;
 };
 
 /* Create a simulation of ncpu CPUs with the given topology description
