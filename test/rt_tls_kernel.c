@@ -543,7 +543,10 @@ test_chaos_migrate(void)
 	CHECK_EQ(ult_join(t, NULL), 0);
 	fprintf(stderr, "%d moves, %d involuntary switches in 100 yields\n",
 	    ch_moves, ch_invol);
-	CHECK_EQ(ch_moves + ch_invol, 100);
+	/* Every yield moves the thread, but for one that an involuntary
+	 * switch (a preemption, or the clock's reschedule on a slow host)
+	 * took the place of; such a switch may also come on its own. */
+	CHECK(ch_moves <= 100 && ch_moves + ch_invol >= 100);
 	ult_attr_init(&a);
 	a.cpu = 1;
 	CHECK_EQ(ult_spawn(&t, &a, ch_bound_body, NULL), 0);
