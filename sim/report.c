@@ -137,6 +137,18 @@ span_s(struct stats *st)
 	return ((double)(sim_now_ns(st->s) - st->t0) / 1e9);
 }
 
+/* t's longest wait in a run queue, counted whole, a wait that lasts to
+ * the end (starvation) included. */
+static int64_t
+wait_ns(const struct sim *s, const struct sim_thread *t)
+{
+	int64_t w = t->max_wait_ns;
+
+	if (t->state == SIM_RUNNABLE && sim_now_ns(s) - t->queued_ns > w)
+		w = sim_now_ns(s) - t->queued_ns;
+	return (w);
+}
+
 static int
 group_metric(struct stats *st, int gi, const char *name, double *v)
 {
@@ -153,12 +165,7 @@ group_metric(struct stats *st, int gi, const char *name, double *v)
 		if (t->group != gi)
 			continue;
 		share = 100.0 * (double)t->cpu_ns / (span * 1e9);
-		/* Waits are counted whole, and one that lasts to the end
-		 * (starvation) counts too. */
-		w = (double)t->max_wait_ns;
-		if (t->state == SIM_RUNNABLE &&
-		    (double)(sim_now_ns(s) - t->queued_ns) > w)
-			w = (double)(sim_now_ns(s) - t->queued_ns);
+		w = (double)wait_ns(s, t);
 		wait = w > wait ? w : wait;
 		sum += share;
 		min = share < min ? share : min;
@@ -261,13 +268,10 @@ print_threads(struct stats *st, FILE *f)
 	    "bursts", "maxwait", "migr");
 	for (int i = 0; i < s->nthreads; i++) {
 		struct sim_thread *t = s->threads[i];
-		double w = (double)t->max_wait_ns;
+		double w = (double)wait_ns(s, t);
 
 		if (t->group < 0 || (t->cpu_ns == 0 && t->state == SIM_DONE))
 			continue;
-		if (t->state == SIM_RUNNABLE &&
-		    (double)(sim_now_ns(s) - t->queued_ns) > w)
-			w = (double)(sim_now_ns(s) - t->queued_ns);
 		fprintf(f, "%-7d %-14s %8.2f %10lld %9.1f %9d\n", t->id,
 		    st->sc->g[t->group].name,
 		    100.0 * (double)t->cpu_ns / (span * 1e9),

@@ -9,11 +9,9 @@
 #include "sim_int.h"
 
 struct sim *ult__sim;
-#define S ult__sim
 
 /* Where sleeping threads keep their thread lock (a sleep-queue chain). */
 struct mtx ult__sim_sleep_lock = MTX_INITIALIZER("sim sleep");
-#define sleep_lock ult__sim_sleep_lock
 struct mtx blocked_lock = MTX_INITIALIZER("blocked");
 
 /* ---- threads ---- */
@@ -49,7 +47,7 @@ thread_new(struct sim *s, int run_ms, int sleep_ms)
 	    (t->ran_on = calloc((size_t)s->ncpu, sizeof(*t->ran_on))) == NULL)
 		abort();
 	ult__list_init(&t->td.td_runq);
-	atomic_init(&t->td.td_lock, &sleep_lock);
+	atomic_init(&t->td.td_lock, &ult__sim_sleep_lock);
 	s->sched->thread_init(&t->td);
 	t->id = s->nthreads;
 	t->run_ms = run_ms;
@@ -238,7 +236,6 @@ ult__sim_switch(struct sim *s, int cpu, int flags)
 	}
 	run_next(s, cpu, to);
 }
-#define do_switch ult__sim_switch
 
 void
 sim_yield(struct sim *s, int cpu)
@@ -250,7 +247,7 @@ sim_yield(struct sim *s, int cpu)
 		abort();
 	}
 	thread_lock(&t->td);
-	do_switch(s, cpu, SW_VOL | SWT_RELINQUISH);
+	ult__sim_switch(s, cpu, SW_VOL | SWT_RELINQUISH);
 	s->curcpu = -1;
 }
 
@@ -274,14 +271,14 @@ ult__sim_userret(struct sim *s, int cpu)
 		}
 		if (atomic_load(&td->td_owepreempt)) {
 			thread_lock(td);
-			do_switch(s, cpu,
+			ult__sim_switch(s, cpu,
 			    SW_INVOL | SW_PREEMPT | SWT_OWEPREEMPT);
 			continue;
 		}
 		if (atomic_load(&td->td_ast) & TDA_SCHED) {
 			thread_lock(td);
 			s->sched->prio(td, td->td_user_pri);
-			do_switch(s, cpu, SW_INVOL | SWT_NEEDRESCHED);
+			ult__sim_switch(s, cpu, SW_INVOL | SWT_NEEDRESCHED);
 			continue;
 		}
 		if (td_userret_pending(td)) {
@@ -292,7 +289,6 @@ ult__sim_userret(struct sim *s, int cpu)
 		return;
 	}
 }
-#define userret ult__sim_userret
 
 /* ---- timed sleepers: a binary heap by (wake_at, id) ---- */
 
@@ -355,17 +351,17 @@ sleep_for(struct sim *s, int cpu, int ms)
 
 	s->curcpu = cpu;
 	t->bursts++;
-	mtx_lock(&sleep_lock);
+	mtx_lock(&ult__sim_sleep_lock);
 	thread_lock(td);
 	s->sched->sleep(td, 0);
-	thread_lock_set(td, &sleep_lock);
+	thread_lock_set(td, &ult__sim_sleep_lock);
 	TD_SET_SLEEPING(td);
 	t->state = SIM_SLEEPING;
 	t->wake_at = ms < 0 ? INT64_MAX : s->now + ms;
 	t->sleep_cpu = cpu;
 	if (ms >= 0)
 		sleeper_push(s, t);
-	do_switch(s, cpu, SW_VOL | SWT_SLEEPQ);
+	ult__sim_switch(s, cpu, SW_VOL | SWT_SLEEPQ);
 }
 
 void
@@ -496,7 +492,7 @@ ult__sim_idle(struct sim *s, int cpu)
 		r = s->sched->idle_poll(cpu, &c->ist);
 	if (r == SCHED_IDLE_RUN) {
 		thread_lock(&c->idle.td);
-		do_switch(s, cpu, SW_VOL | SWT_IDLE);
+		ult__sim_switch(s, cpu, SW_VOL | SWT_IDLE);
 		return;
 	}
 	/* Spinning lasts well under a tick: then sleep. */
@@ -505,7 +501,6 @@ ult__sim_idle(struct sim *s, int cpu)
 	c->sleeping = 1;
 	c->awake = 0;
 }
-#define idle_cpu ult__sim_idle
 
 static void
 tick(struct sim *s)
@@ -556,8 +551,8 @@ tick(struct sim *s)
 			wake(s, t);
 	}
 	for (int cpu = 0; cpu < s->ncpu; cpu++) {
-		idle_cpu(s, cpu);
-		userret(s, cpu);
+		ult__sim_idle(s, cpu);
+		ult__sim_userret(s, cpu);
 	}
 	if (s->check_every && s->now % s->check_every == 0 &&
 	    s->check_failed == NULL)
@@ -570,8 +565,8 @@ sim_run(struct sim *s, int64_t ms)
 {
 	/* Newly queued threads are picked up without waiting a tick. */
 	for (int cpu = 0; cpu < s->ncpu; cpu++) {
-		idle_cpu(s, cpu);
-		userret(s, cpu);
+		ult__sim_idle(s, cpu);
+		ult__sim_userret(s, cpu);
 	}
 	while (ms-- > 0)
 		tick(s);

@@ -11,8 +11,6 @@
 
 #include "sim_int.h"
 
-#define S ult__sim
-
 /* Cost-model state of one scheduler lock, found by its address in an
  * open-addressing table (ULE has one lock per CPU). */
 struct sim_lockstate {

@@ -6,7 +6,9 @@
 
 #include "sim.h"
 
-extern struct sim *ult__sim;
+extern struct sim
+    *ult__sim; /* the one simulation (machine.h has no argument) */
+#define S ult__sim
 extern struct mtx ult__sim_sleep_lock;
 
 /* The thread on cpu gives up the CPU (its lock held): policy switch. */

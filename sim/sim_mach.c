@@ -8,8 +8,6 @@
 
 #include "sim_int.h"
 
-#define S ult__sim
-
 /* Under the sub-tick engine a CPU that is woken or sent an IPI acts at
  * once, a wakeup's cost later, rather than at the next tick. */
 static void

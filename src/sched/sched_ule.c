@@ -50,13 +50,6 @@ ule_random(void)
 	return (v >> 16);
 }
 
-/*
- * Run queue placement.  Interrupt, realtime and interactive priorities
- * go to tdq_realtime in strict priority order; batch priorities go to the
- * timeshare calendar, placed ahead of the insert index by how bad their
- * priority is, so that every batch thread is reached eventually; idle
- * class goes to tdq_idle.
- */
 /* td may be another CPU's current thread, its priority lent meanwhile
  * under other locks: load it atomically. */
 static inline int
@@ -67,6 +60,13 @@ is_batch(struct thread *td)
 	return (pri >= PRI_MIN_BATCH && pri <= PRI_MAX_BATCH);
 }
 
+/*
+ * Run queue placement.  Interrupt, realtime and interactive priorities
+ * go to tdq_realtime in strict priority order; batch priorities go to the
+ * timeshare calendar, placed ahead of the insert index by how bad their
+ * priority is, so that every batch thread is reached eventually; idle
+ * class goes to tdq_idle.
+ */
 static void
 tdq_runq_add(struct tdq *tdq, struct thread *td, int flags)
 {
@@ -247,29 +247,20 @@ batch_due(struct tdq *tdq, struct thread *td)
 static struct thread *
 choosethread(struct tdq *tdq)
 {
-	struct thread *td = tdq_choose(tdq);
+	struct thread *best = tdq_choose(tdq), *td = best;
 
 	TDQ_LOCK_ASSERT(tdq);
-	if (ULT_UNLIKELY(TUN(ule_tun.batch_guard))) {
-		struct thread *best = td;
-
-		td = batch_due(tdq, td);
-		if (td != best) {
-			/* lowpri stays the best queued thread's: only what
-			 * beats it preempts the batch thread. */
-			tdq_runq_rem(tdq, td);
-			ULT_ST(&tdq->tdq_lowpri, best->td_priority);
-			goto run;
-		}
-	}
+	if (ULT_UNLIKELY(TUN(ule_tun.batch_guard)))
+		td = batch_due(tdq, best);
+	/* lowpri is the best queued thread's even when the batch guard runs
+	 * another: only what beats it preempts the batch thread. */
 	if (td != NULL) {
 		tdq_runq_rem(tdq, td);
-		ULT_ST(&tdq->tdq_lowpri, td->td_priority);
+		ULT_ST(&tdq->tdq_lowpri, best->td_priority);
 	} else {
 		ULT_ST(&tdq->tdq_lowpri, PRI_MAX_IDLE);
 		td = tdq->tdq_idlethread;
 	}
-run:
 	if (ULT_UNLIKELY(TUN(ule_tun.balance_fair)))
 		ULT_ST(&tdq->tdq_curpct,
 		    TD_IS_IDLETHREAD(td)
@@ -678,9 +669,11 @@ ule_wakeup(struct thread *td, int srqflags)
 static void
 batch_tick(struct tdq *tdq, struct thread *td, int now, int cpu)
 {
-	if (runq_empty(&tdq->tdq_timeshare) || is_batch(td))
+	int batch = is_batch(td);
+
+	if (batch || runq_empty(&tdq->tdq_timeshare))
 		tdq->tdq_batch_tick = now;
-	if (is_batch(td) && TDQ_LOWPRI(tdq) < td->td_priority) {
+	if (batch && TDQ_LOWPRI(tdq) < td->td_priority) {
 		td->td_flags |= TDF_SLICEEND;
 		mach_ast(td, cpu);
 	}

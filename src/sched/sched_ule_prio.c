@@ -150,13 +150,6 @@ sched_user_prio(struct thread *td, int prio)
 }
 
 /*
- * The user priority of a timeshare thread.  Interactive threads (score +
- * nice below kern.sched.interact) spread over the interactive band by
- * score; batch threads sit at SCHED_PRI_MIN plus their share of the last
- * ~10 s of CPU scaled to SCHED_PRI_RANGE, plus nice.  Only td_user_pri
- * changes here; td_priority follows at the next AST or return to user.
- */
-/*
  * ult (kern.sched.nice_weight, off by default): nice weighs a timeshare
  * thread by 1.25 per level, the weights Linux gives nice (nice_w is 1024
  * * 1.25^nice).  Its %CPU term grows nice_w / 1024 times as fast, so that
@@ -190,6 +183,13 @@ weigh_slice(int slice, int nice)
 	return (s < 1 ? 1 : s > 4LL * slice ? 4 * slice : (int)s);
 }
 
+/*
+ * The user priority of a timeshare thread.  Interactive threads (score +
+ * nice below kern.sched.interact) spread over the interactive band by
+ * score; batch threads sit at SCHED_PRI_MIN plus their share of the last
+ * ~10 s of CPU scaled to SCHED_PRI_RANGE, plus nice.  Only td_user_pri
+ * changes here; td_priority follows at the next AST or return to user.
+ */
 void
 ule_priority(struct thread *td)
 {
