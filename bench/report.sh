@@ -202,8 +202,10 @@ A keep-alive HTTP/1.1 server answering GET / with a fixed 94-byte page, under
 \`wrk -t2 -c64\` on loopback (5 s a run, quick 1 s): ult's
 \`examples/httpd\` (a uthread per connection, 2 workers), the same
 parser with a kernel thread per connection (pthread) and in a
-single-threaded epoll loop (epoll).  hogs=2 adds two CPU-bound threads at
-nice +10: uthreads inside httpd for ult, spinning processes beside the
+single-threaded epoll loop (epoll).  ult-hn is ult's httpd with
+\`ULT_HOST_NICE=1\`, where the host allows it: a worker running a nice +10
+uthread is at nice +10 on the host too.  hogs=2 adds two CPU-bound threads
+at nice +10: uthreads inside httpd for ult, spinning processes beside the
 kernel servers.  Latency is wrk's, from request sent to response read, so
 it includes wrk's own share of the two CPUs.  The targets: hogs at nice
 +10 should cost ult's connections at most 2x in p99, and ult should serve

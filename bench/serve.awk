@@ -7,10 +7,11 @@
 # where there is one (the kernel servers' slowdown is for comparison).
 BEGIN {
 	FS = "\t"
-	nsrv = split("ult pthread epoll", srv, " ")
+	nsrv = split("ult ult-hn pthread epoll", srv, " ")
 	ncs = split("0 2", hogs, " ")
 	nm = split("req/s p50_us p99_us max_us timeouts", m, " ")
 	name["ult"] = "ult (httpd, 2 workers)"
+	name["ult-hn"] = "ult, ULT_HOST_NICE=1"
 	name["pthread"] = "pthread (thread per connection)"
 	name["epoll"] = "epoll (one thread)"
 }
@@ -81,4 +82,14 @@ END {
 	    val("hogs=0", "epoll", "p99_us"), "", 1)
 	row("ult req/s with hogs / without", val("hogs=2", "ult", "req/s"),
 	    val("hogs=0", "ult", "req/s"), "", 1)
+	# The same targets with ult.host_nice, where the host allowed it.
+	if (val("hogs=0", "ult-hn", "req/s") == "")
+		exit
+	row("ult-hn p99 with hogs / without", val("hogs=2", "ult-hn", "p99_us"),
+	    val("hogs=0", "ult-hn", "p99_us"), 2, 1)
+	row("ult-hn req/s / pthread req/s", val("hogs=0", "ult-hn", "req/s"),
+	    val("hogs=0", "pthread", "req/s"), 1, 0)
+	row("ult-hn req/s / pthread req/s, with hogs",
+	    val("hogs=2", "ult-hn", "req/s"),
+	    val("hogs=2", "pthread", "req/s"), 1, 0)
 }

@@ -5,6 +5,8 @@
 #
 # The servers answer alike (one parser and one page, examples/http.c):
 #   ult      examples/httpd, a uthread per connection, on 2 workers
+#   ult-hn   the same with ULT_HOST_NICE=1: a worker running a nice +10
+#            uthread is at nice +10 on the host (src/core/host_nice.c)
 #   pthread  bench/serve_pthread, a kernel thread per connection
 #   epoll    bench/serve_epoll, one thread running an epoll loop
 # Each is measured by `wrk -t2 -c64' for 5 s (--quick: 1 s) after a 1 s
@@ -155,6 +157,16 @@ for hogs in 0 2; do
 		measure $cs ult
 	else
 		failed=1
+	fi
+	stop
+	# The same with ult.host_nice: the workers take their uthreads' nice
+	# on the host (needs CAP_SYS_NICE; skipped without it).
+	say "serve: ult-hn $cs (the same, ULT_HOST_NICE=1)"
+	if start env ULT_HOST_NICE=1 "$build/examples/httpd" --port 0 \
+	    --workers 2 --hogs $hogs; then
+		measure $cs ult-hn
+	else
+		say "skip: ult-hn (ULT_HOST_NICE=1 refused: no CAP_SYS_NICE?)"
 	fi
 	stop
 	for rt in pthread epoll; do

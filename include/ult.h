@@ -123,6 +123,14 @@ typedef struct ult_config ult_config_t;
  * Besides the ncpu workers, ult_init starts a spare one, parked, that runs
  * the queued uthreads only while every worker is blocked in a raw system
  * call (see ult_cpu); ULT_SPARE=0 starts none, ULT_SPARE=1 is the default.
+ * ULT_HOST_NICE=1 (sysctl ult.host_nice, 0 or 1; default 0) makes each
+ * worker's kernel thread take the nice of the uthread it runs: a uthread
+ * at nice n > 0 then competes with the host's other processes as a nice n
+ * process (at most 19; idle class and an idle worker: 19), every other
+ * uthread at ult_init's caller's nice.  A worker follows at its switches:
+ * one setpriority() call per change.  It needs the right to lower a nice
+ * value again (CAP_SYS_NICE, or RLIMIT_NICE): without it ult_init and
+ * the sysctl fail with EPERM.  Any other value: EINVAL.
  * Observing (README, "Debugging and tracing"): ULT_TRACE=path writes a
  * Chrome trace-event JSON file at ult_shutdown or exit (a file that
  * cannot be made: ult_init fails with open's errno); ULT_TRACE_BUFFER sets

@@ -140,6 +140,7 @@ static const struct sched_tunable rt_tunables[] = {
     {"ult.handoff_us", &ult__handoff_us, 0, 1000000, NULL, NULL},
     {"ult.spare", NULL, 0, 0, ult__handoff_has_spare, NULL},
     {"ult.spare_runs", NULL, 0, 0, ult__handoff_spare_runs, NULL},
+    {"ult.host_nice", NULL, 0, 0, ult__host_nice_get, ult__host_nice_set},
     {"ult.io_boost", &ult__io_boost, 0, 1, NULL, NULL},
     {"ult.blocking_max", &ult__blocking_max, 1, 4096, NULL, NULL},
     {"ult.blocking_idle_ms", &ult__blocking_idle_ms, 1, 3600000, NULL, NULL},

@@ -114,6 +114,13 @@ configure(const struct ult_config *cfg, int nos)
 	ult__rt.nworkers =
 	    ult__rt.ncpu + (ult__rt.ncpu < ULT_MAXCPU && (r != 0 || v == 1));
 
+	/* ult.host_nice (host_nice.c): off unless ULT_HOST_NICE=1. */
+	if ((r = env_long("ULT_HOST_NICE", &v)) < 0 ||
+	    (r == 0 && v != 0 && v != 1))
+		return (EINVAL);
+	if ((r = ult__host_nice_configure(r == 0 && v == 1)) != 0)
+		return (r);
+
 	ult__rt.sigmask0 = ult__os_sigmask_get();
 	ult__rt.stack_size = cfg != NULL ? cfg->stack_size : 0;
 	if (ult__rt.stack_size == 0) {

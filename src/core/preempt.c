@@ -205,7 +205,7 @@ stack_room(struct ult_thread *ut, uintptr_t sp)
 }
 
 static void
-preempt_handler(int sig, siginfo_t *si, void *ucv)
+preempt_handle(int sig, siginfo_t *si, void *ucv)
 {
 	ucontext_t *uc = ucv;
 	struct ult__worker *w = ult__tls_worker;
@@ -247,6 +247,18 @@ preempt_handler(int sig, siginfo_t *si, void *ucv)
 }
 
 /*
+ * The kicker put the worker back at its base host nice (host_nice.c); when
+ * the signal ends in no switch, the thread it still runs may want more.
+ */
+static void
+preempt_handler(int sig, siginfo_t *si, void *ucv)
+{
+	preempt_handle(sig, si, ucv);
+	if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)) && ult__tls_worker != NULL)
+		ult__host_nice_apply(ult__tls_worker);
+}
+
+/*
  * Ask the worker of cpu to switch now.  The calling worker itself needs no
  * signal: it is in the runtime and checks on the way out.  Coalesced: one
  * signal in flight per worker.
@@ -256,8 +268,12 @@ ult__preempt_kick(int cpu)
 {
 	struct ult__worker *w = &ult__rt.workers[cpu];
 
-	if (ult__rt.preempt <= 0 || ult__tls_worker == w ||
-	    ULT_LD(&w->tid) == 0)
+	if (ult__tls_worker == w || ULT_LD(&w->tid) == 0)
+		return;
+	/* A better thread waits for w: give w its full host weight now. */
+	if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
+		ult__host_nice_restore(w);
+	if (ult__rt.preempt <= 0)
 		return;
 	if (atomic_exchange(&w->kicked, 1) != 0)
 		return;

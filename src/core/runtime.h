@@ -152,6 +152,10 @@ struct ult__worker {
 	uint64_t sigmask;	      /* (k) the signal mask in force now */
 	/* (k) hand-off from the switching thread to the one switched to */
 	struct ult_thread *sw_prev;
+	int sw_poll; /* the thread switched to is CPU-bound: poll for I/O
+			before it resumes (switch.c) */
+	int wake_bg; /* (k) wakeups now are not handovers: the waker
+			polls for I/O and goes on running */
 	struct mtx *sw_mtx;
 	int sw_dying;
 	/* (k) the clock read at the start of the current switch */
@@ -185,6 +189,10 @@ struct ult__worker {
 	atomic_int offline;    /* the spare, out of service: written by the
 				  clock thread (handoff.c) */
 	atomic_uint_fast64_t nhandoffs; /* written by the clock thread */
+	/* host_nice.c: its kernel thread's nice now (written by k, and by
+	 * anyone restoring it) and the one k wants after this switch */
+	atomic_int hn_now;
+	int hn_want; /* (k) */
 	/* (k, a) statistics, read by ult_cpu_info */
 	atomic_uint_fast64_t npreempt, nowed, nparks, nfutex_wakes;
 	atomic_uint_fast64_t nswitch, idle_ns, busy_ns;
@@ -246,6 +254,11 @@ struct ult__runtime {
 };
 
 extern struct ult__runtime ult__rt;
+
+/* CPU-bound by either policy's reckoning: ULE's batch range (its
+ * PRI_MIN_BATCH) and below, where 4BSD's estcpu takes a spinning thread;
+ * the idle class too. */
+#define PRI_BACKGROUND (PRI_MIN_TIMESHARE + 48)
 
 /* The worker of the calling kernel thread (NULL for foreign threads).
  * Never inlined: after a switch the caller may be on another worker, and
@@ -338,13 +351,16 @@ ult__wake_counted(atomic_uint *addr)
 /* The add flags for a thread the caller wakes: SRQ_SYNC from a uthread,
  * which hands work over and is likely to block soon (the policy may run
  * the woken thread next on the caller's CPU); none from a foreign thread
- * or the clock thread, which have no CPU to share. */
+ * or the clock thread, which have no CPU to share, nor from a CPU-bound
+ * uthread polling for I/O on its way back to work (wake_bg). */
 static inline int
 ult__wake_flags(void)
 {
 	struct ult__worker *w = ult__tls_worker;
 
-	return (w != NULL && w->curthread != &w->idle ? SRQ_SYNC : 0);
+	if (w == NULL || w->curthread == &w->idle || w->wake_bg)
+		return (0);
+	return (SRQ_SYNC);
 }
 
 static inline int
@@ -422,6 +438,16 @@ void ult__handoff_fini(void);
 void ult__handoff_spare(void);
 long ult__handoff_spare_runs(void); /* sysctl ult.spare_runs */
 long ult__handoff_has_spare(void);  /* sysctl ult.spare */
+
+/* host_nice.c: ult.host_nice, a worker's host nice follows its uthread. */
+extern atomic_int ult__host_nice;
+int ult__host_nice_configure(int want);
+void ult__host_nice_start(struct ult__worker *w);
+int ult__host_nice_of(const struct thread *td);
+void ult__host_nice_apply(struct ult__worker *w);
+void ult__host_nice_restore(struct ult__worker *w);
+long ult__host_nice_get(void);
+int ult__host_nice_set(long v);
 
 /* stack.c */
 int ult__stacks_init(void);

@@ -21,6 +21,7 @@
 #include "stats.h"
 #include "tls.h"
 #include "trace.h"
+#include "../io/io.h"
 
 __thread struct ult__worker *ult__tls_worker
     __attribute__((tls_model("initial-exec")));
@@ -146,6 +147,8 @@ ult__switch_finish(void)
 	ult__san_switched(&cur->san);
 	if (w->sw_dying)
 		ult__thread_dead(w, w->sw_prev);
+	if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
+		ult__host_nice_apply(w);
 	if (cur->last_cpu != w->id) {
 		/* The migration rule (preempt.c): never moved while pinned. */
 		ULT_KASSERT(!cur->preempt_pinned,
@@ -188,8 +191,13 @@ ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
 	    &mtx);
 	w->clk_valid = 0;
 	MPASS(ULT_LD(&ut->td.td_lock) == &blocked_lock && mtx != NULL);
+	if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
+		w->hn_want = ult__host_nice_of(ntd);
+	w->sw_poll = ntd->td_priority >= PRI_BACKGROUND && ntd != &w->idle.td;
 	if (ntd == &ut->td) {
 		thread_lock_unblock(&ut->td, mtx);
+		if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
+			ult__host_nice_apply(w);
 		return;
 	}
 	switch_to(w, ut, ult__td2ut(ntd), mtx, 0, now);
@@ -212,6 +220,8 @@ ult__exit_switch(struct ult_thread *ut)
 	w->clk_valid = 1;
 	ntd = ult__rt.sched->throw_(&ut->td);
 	w->clk_valid = 0;
+	if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
+		w->hn_want = ult__host_nice_of(ntd);
 	switch_to(w, ut, ult__td2ut(ntd), NULL, 1, now);
 	abort(); /* a dead thread is never resumed */
 }
@@ -221,6 +231,13 @@ ult__exit_switch(struct ult_thread *ut)
  * in order, a remote preemption request (IPI_PREEMPT), an owed preemption
  * and an AST (slice end, a better thread queued locally), then drop any
  * priority boost the thread got for sleeping.
+ *
+ * A CPU-bound thread (PRI_BACKGROUND) that was just switched to polls for
+ * I/O first: while every worker runs one, nobody else polls but the clock
+ * thread, one kernel thread for every readiness, which the host may keep
+ * waiting for milliseconds beside the busy workers.  Polling here, where
+ * the I/O threads of this worker are done for now, takes what came in
+ * meanwhile onto this worker's queue, in one system call.
  */
 void
 ult__userret(void)
@@ -255,6 +272,17 @@ ult__userret(void)
 			thread_lock(td);
 			ult__rt.sched->userret(td);
 			thread_unlock(td);
+		}
+		if (ULT_UNLIKELY(w->sw_poll)) {
+			w->sw_poll = 0;
+			if (ULT_LD(&ult__io_nwaiting) == 0)
+				return;
+			/* Then look again: what it woke, or a preemption
+			 * signal it made this worker owe, may want a switch. */
+			w->wake_bg = 1;
+			(void)ult__io_poll_now();
+			w->wake_bg = 0;
+			continue;
 		}
 		return;
 	}

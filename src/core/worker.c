@@ -120,6 +120,9 @@ ult__worker_unpark(struct ult__worker *w)
 {
 	if (atomic_exchange(&w->park, PARK_NOTIFIED) != PARK_PARKED)
 		return;
+	/* It parked at its idle thread's host nice (host_nice.c). */
+	if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
+		ult__host_nice_restore(w);
 	if (atomic_load(&w->park_io))
 		ult__io_park_unpark(w);
 	else
@@ -166,6 +169,10 @@ idle_loop(struct ult__worker *w)
 			spinning = 0;
 			until = 0;
 			ULT_ST(&w->state, MACH_CPU_RUNNING);
+			/* Work: leave the idle thread's host nice before
+			 * taking the queue's lock (host_nice.c). */
+			if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
+				ult__host_nice_restore(w);
 			thread_lock(&w->idle.td);
 			ult__mi_switch(&w->idle, SW_VOL | SWT_IDLE, NULL);
 			ULT_ST(&w->state, MACH_CPU_PARKED);
@@ -224,6 +231,7 @@ worker_main(void *arg)
 	char name[16];
 
 	ult__tls_worker = w;
+	ult__host_nice_start(w);
 	ULT_ST(&w->tid, (int)gettid());
 	w->sigmask = ult__os_sigmask_get();
 	ult__tls_worker_init(w);

@@ -56,7 +56,8 @@ struct sched_tunable {
 	atomic_int *var;  /* NULL when get/set are given */
 	int min, max;	  /* accepted range for var */
 	long (*get)(void);
-	int (*set)(long v); /* 0 or EINVAL; var and set both NULL: read-only */
+	/* 0, EINVAL or EPERM; var and set both NULL: read-only */
+	int (*set)(long v);
 };
 
 struct sched_thread_stats {

@@ -4,6 +4,7 @@
  * more workers than CPUs the lock holder may be waiting for this CPU.
  */
 #include <errno.h>
+#include <linux/capability.h>
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
@@ -13,6 +14,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -159,6 +161,43 @@ int
 ult__os_thread_alive(int tid)
 {
 	return (syscall(SYS_tgkill, getpid(), tid, 0) == 0 || errno != ESRCH);
+}
+
+/* System calls, not libc's: the pthread drop-in replaces getpriority and
+ * setpriority with per-uthread versions.  The kernel's getpriority returns
+ * 20 - nice. */
+int
+ult__os_nice_get(void)
+{
+	long r = syscall(SYS_getpriority, PRIO_PROCESS, 0);
+
+	return (r < 0 ? 0 : 20 - (int)r);
+}
+
+void
+ult__os_nice_set(int tid, int nice)
+{
+	int e = errno;
+
+	(void)syscall(SYS_setpriority, PRIO_PROCESS, tid, nice);
+	errno = e;
+}
+
+int
+ult__os_may_renice(int nice)
+{
+	struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+	struct __user_cap_data_struct d[_LINUX_CAPABILITY_U32S_3];
+	struct rlimit rl;
+
+	if (syscall(SYS_capget, &h, d) == 0 &&
+	    (d[CAP_TO_INDEX(CAP_SYS_NICE)].effective &
+		CAP_TO_MASK(CAP_SYS_NICE)) != 0)
+		return (1);
+	/* RLIMIT_NICE is 20 minus the lowest nice a thread may ask for. */
+	return (getrlimit(RLIMIT_NICE, &rl) == 0 &&
+	    (rl.rlim_cur == RLIM_INFINITY ||
+		rl.rlim_cur >= (rlim_t)(20 - nice)));
 }
 
 static int

@@ -73,6 +73,11 @@ void ult__os_set_name(const char *name);
  * still exists (a tid can be reused: "alive" may be another thread). */
 int ult__os_gettid(void);
 int ult__os_thread_alive(int tid);
+/* Thread nice values (host_nice.c): the caller's; set thread tid's,
+ * keeping errno; may this process lower a thread's nice down to nice? */
+int ult__os_nice_get(void);
+void ult__os_nice_set(int tid, int nice);
+int ult__os_may_renice(int nice);
 /* Cache-sharing sets from sysfs for cpus 0..n-1 that run on oscpu[i];
  * 0 on success, -1 when unknown (the caller uses one flat group). */
 int ult__os_topology(int n, const int *oscpu, struct topo_cpu *out);
