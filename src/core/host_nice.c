@@ -8,7 +8,7 @@
  * and the sysctl fail with EPERM.
  *
  * The worker sets its own nice after each switch, from the thread chosen
- * (read under that thread's lock, kept in hn_want): a uthread of nice
+ * (kept in hn_want): a uthread of nice
  * n > 0 gets base + n (at most 19), an idle-class one 19, everything else
  * the process's nice when the runtime started (base).  The idle loop's
  * thread is idle-class too, so a worker spins idle at nice 19: it takes a
@@ -55,17 +55,20 @@ ult__host_nice_start(struct ult__worker *w)
 	w->hn_want = base;
 }
 
-/* The host nice for running td; its lock is held. */
+/* The host nice for td, which is being switched to.  Its fields are read
+ * without its lock (ULT_PLD): a change that races is followed at the
+ * thread's next switch. */
 int
 ult__host_nice_of(const struct thread *td)
 {
-	int n;
+	int cls = PRI_BASE(ULT_PLD(&td->td_pri_class)), n;
 
-	if (PRI_BASE(td->td_pri_class) == PRI_IDLE)
+	if (cls == PRI_IDLE)
 		return (19);
-	if (PRI_BASE(td->td_pri_class) != PRI_TIMESHARE || td->td_nice <= 0)
+	n = ULT_PLD(&td->td_nice);
+	if (cls != PRI_TIMESHARE || n <= 0)
 		return (base);
-	n = base + td->td_nice;
+	n += base;
 	return (n < 19 ? n : 19);
 }
 

@@ -193,7 +193,8 @@ ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
 	MPASS(ULT_LD(&ut->td.td_lock) == &blocked_lock && mtx != NULL);
 	if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
 		w->hn_want = ult__host_nice_of(ntd);
-	w->sw_poll = ntd->td_priority >= PRI_BACKGROUND && ntd != &w->idle.td;
+	w->sw_poll =
+	    ULT_PLD(&ntd->td_priority) >= PRI_BACKGROUND && ntd != &w->idle.td;
 	if (ntd == &ut->td) {
 		thread_lock_unblock(&ut->td, mtx);
 		if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))

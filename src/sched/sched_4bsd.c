@@ -195,7 +195,7 @@ static void
 bsd_nice(struct thread *td, int nice)
 {
 	THREAD_LOCK_ASSERT(td);
-	td->td_nice = (int8_t)nice;
+	ULT_PST(&td->td_nice, (int8_t)nice); /* read unlocked: host_nice.c */
 	bsd_resetpriority(td);
 	resetpriority_thread(td);
 }
@@ -204,7 +204,7 @@ static void
 bsd_set_class(struct thread *td, int cls)
 {
 	THREAD_LOCK_ASSERT(td);
-	td->td_pri_class = (uint8_t)cls;
+	ULT_PST(&td->td_pri_class, (uint8_t)cls);
 }
 
 static void

@@ -591,7 +591,7 @@ static void
 ule_nice(struct thread *td, int nice)
 {
 	THREAD_LOCK_ASSERT(td);
-	td->td_nice = (int8_t)nice;
+	ULT_PST(&td->td_nice, (int8_t)nice); /* read unlocked: host_nice.c */
 	ule_priority(td);
 	ule_prio(td, td->td_base_user_pri);
 }
@@ -600,7 +600,7 @@ static void
 ule_set_class(struct thread *td, int cls)
 {
 	THREAD_LOCK_ASSERT(td);
-	td->td_pri_class = (uint8_t)cls;
+	ULT_PST(&td->td_pri_class, (uint8_t)cls);
 }
 
 /* Back to user mode (sched_lend.h); ULE also refreshes tdq_lowpri. */
