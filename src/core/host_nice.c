@@ -8,9 +8,9 @@
  * and the sysctl fail with EPERM.
  *
  * The worker sets its own nice after each switch, from the thread chosen
- * (kept in hn_want): a uthread of nice
- * n > 0 gets base + n (at most 19), an idle-class one 19, everything else
- * the process's nice when the runtime started (base).  The idle loop's
+ * (kept in hn_want): a uthread of nice n > 0 gets base + n (at most 19),
+ * an idle-class one 19, everything else the process's nice when the
+ * runtime started (base).  The idle loop's
  * thread is idle-class too, so a worker spins idle at nice 19: it takes a
  * CPU only when no other host thread wants it.  Anyone who gives a worker
  * something better to run first puts it back at base: a preemption
