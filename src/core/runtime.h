@@ -152,7 +152,7 @@ struct ult__worker {
 	uint64_t sigmask;	      /* (k) the signal mask in force now */
 	/* (k) hand-off from the switching thread to the one switched to */
 	struct ult_thread *sw_prev;
-	int sw_poll; /* the thread switched to is CPU-bound: poll for I/O
+	int sw_poll; /* (k) the thread switched to is CPU-bound: poll for I/O
 			before it resumes (switch.c) */
 	int wake_bg; /* (k) wakeups now are not handovers: the waker
 			polls for I/O and goes on running */

@@ -165,6 +165,17 @@ ult__switch_finish(void)
 		ult__set_errno(cur->saved_errno);
 }
 
+/* What the policy chose decides, before it runs, the worker's host nice
+ * (host_nice.c) and whether it polls for I/O first (ult__userret). */
+static inline void
+chosen(struct ult__worker *w, struct thread *ntd)
+{
+	if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
+		w->hn_want = ult__host_nice_of(ntd);
+	w->sw_poll =
+	    ULT_PLD(&ntd->td_priority) >= PRI_BACKGROUND && ntd != &w->idle.td;
+}
+
 void
 ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
 {
@@ -191,10 +202,7 @@ ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
 	    &mtx);
 	w->clk_valid = 0;
 	MPASS(ULT_LD(&ut->td.td_lock) == &blocked_lock && mtx != NULL);
-	if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
-		w->hn_want = ult__host_nice_of(ntd);
-	w->sw_poll =
-	    ULT_PLD(&ntd->td_priority) >= PRI_BACKGROUND && ntd != &w->idle.td;
+	chosen(w, ntd);
 	if (ntd == &ut->td) {
 		thread_lock_unblock(&ut->td, mtx);
 		if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
@@ -221,8 +229,7 @@ ult__exit_switch(struct ult_thread *ut)
 	w->clk_valid = 1;
 	ntd = ult__rt.sched->throw_(&ut->td);
 	w->clk_valid = 0;
-	if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
-		w->hn_want = ult__host_nice_of(ntd);
+	chosen(w, ntd);
 	switch_to(w, ut, ult__td2ut(ntd), NULL, 1, now);
 	abort(); /* a dead thread is never resumed */
 }
