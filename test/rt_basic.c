@@ -267,6 +267,54 @@ test_shutdown_waits(void)
 	CHECK_EQ(ult_ncpu(), 0);
 }
 
+static atomic_int relay_done;
+
+/*
+ * One link of a relay: spawn the next link on the next worker, then exit.
+ * Every thread is spawned on one worker and exits on another, while its
+ * parent is already gone, which is where a live count kept per worker
+ * could read 0 too early.
+ */
+static void *
+relay(void *arg)
+{
+	intptr_t left = (intptr_t)arg;
+	struct ult_attr a;
+
+	if (left > 0) {
+		ult_attr_init(&a);
+		a.detached = 1;
+		a.cpu = (ult_cpu() + 1) % ult_ncpu();
+		CHECK_EQ(ult_spawn(NULL, &a, relay, (void *)(left - 1)), 0);
+	}
+	atomic_fetch_add(&relay_done, 1);
+	return (NULL);
+}
+
+/* ult_shutdown() waits for threads spawned while it waits, on any worker. */
+void
+test_shutdown_waits_relay(void)
+{
+	enum {
+		RELAYS = 40,
+		LINKS = 250
+	};
+	struct ult_attr a;
+
+	for (int round = 0; round < 4; round++) {
+		init_n(2 + round % 3);
+		atomic_store(&relay_done, 0);
+		ult_attr_init(&a);
+		a.detached = 1;
+		for (intptr_t i = 0; i < RELAYS; i++)
+			CHECK_EQ(ult_spawn(NULL, &a, relay,
+				     (void *)(intptr_t)(LINKS - 1)),
+			    0);
+		CHECK_EQ(ult_shutdown(), 0);
+		CHECK_EQ(atomic_load(&relay_done), RELAYS * LINKS);
+	}
+}
+
 void
 test_reinit(void)
 {

@@ -89,10 +89,10 @@ ult__debug_dump(int fd)
 		return;
 	}
 	putf(fd,
-	    "ult: hang report: %s, %d workers and %d spare, %u uthreads "
+	    "ult: hang report: %s, %d workers and %d spare, %llu uthreads "
 	    "alive",
 	    ult__rt.sched->name, ult__rt.ncpu, ult__rt.nworkers - ult__rt.ncpu,
-	    ULT_LD(&ult__rt.nthreads));
+	    (unsigned long long)ult__live_threads());
 	if (next == UINT64_MAX)
 		putf(fd, "timers: none pending");
 	else

@@ -204,7 +204,8 @@ start(const struct ult_config *cfg)
 	ult__fastclock_init();
 	ult__rt.epoch_ns = ult__now();
 	atomic_init(&ult__rt.ticks_max, 0);
-	atomic_init(&ult__rt.nthreads, 0);
+	atomic_init(&ult__rt.nspawned_foreign, 0);
+	atomic_init(&ult__rt.exit_waiter, 0);
 	atomic_init(&ult__rt.shutdown_waits, 0);
 	atomic_init(&ult__rt.stopping, 0);
 	atomic_init(&ult__rt.nblocked, 0);
@@ -284,8 +285,6 @@ ult_init(const struct ult_config *cfg)
 int
 ult_shutdown(void)
 {
-	unsigned n;
-
 	if (ult__worker_self() != NULL)
 		return (ult__running() ? EDEADLK : ENXIO);
 	pthread_mutex_lock(&init_lock);
@@ -294,9 +293,7 @@ ult_shutdown(void)
 		return (ENXIO);
 	}
 	init_busy = 1;
-	atomic_store(&ult__rt.shutdown_waits, 1);
-	while ((n = atomic_load(&ult__rt.nthreads)) != 0)
-		ult__futex_wait(&ult__rt.nthreads, n, 0);
+	ult__wait_no_threads();
 	ult__stats_report();
 	ULT_ST(&ult__rt.state, RT_STOPPING);
 	teardown(1, 1, 1);

@@ -182,17 +182,21 @@ struct ult__worker {
 				  kicker, cleared by k's handler */
 	atomic_int owed;       /* a preemption was deferred: set by k, retried
 				  and cleared by the clock */
-	atomic_int state;      /* MACH_CPU_*: written by k, read by the policy
-				  (mach_cpu_state) */
-	atomic_int blocked;    /* blocked in the kernel: set by the clock
-				  thread (handoff.c), cleared by it or k */
-	atomic_int offline;    /* the spare, out of service: written by the
-				  clock thread (handoff.c) */
 	atomic_uint_fast64_t nhandoffs; /* written by the clock thread */
 	/* host_nice.c: its kernel thread's nice now (written by k, and by
 	 * anyone restoring it) and the one k wants after this switch */
 	atomic_int hn_now;
 	int hn_want; /* (k) */
+	/* Read by other workers' placement decisions (mach_cpu_state), so
+	 * on a line that changes only when the worker idles or blocks. */
+	atomic_int state ULT_ALIGNED_CL; /* MACH_CPU_*: written by k */
+	atomic_int blocked; /* blocked in the kernel: set by the clock
+			       thread (handoff.c), cleared by it or k */
+	atomic_int offline; /* the spare, out of service: written by the
+			       clock thread (handoff.c) */
+	/* (k, a) uthreads spawned here and exited here, only ever growing:
+	 * read by ult__live_threads */
+	atomic_uint_fast64_t nspawned ULT_ALIGNED_CL, nexited;
 	/* (k, a) statistics, read by ult_cpu_info */
 	atomic_uint_fast64_t npreempt, nowed, nparks, nfutex_wakes;
 	atomic_uint_fast64_t nswitch, idle_ns, busy_ns;
@@ -237,7 +241,7 @@ struct ult__runtime {
 	int preempt;
 	uint64_t epoch_ns;	   /* ticks are counted from here */
 	int max_spinning;	   /* at most this many: half, at least 1 */
-	atomic_int shutdown_waits; /* ult_shutdown sleeps on nthreads */
+	atomic_int shutdown_waits; /* ult_shutdown waits for exits */
 	atomic_int stopping;
 	atomic_int child_first; /* ult.child_runs_first */
 	int tls_want;		/* ult_config.tls, ULT_TLS: per-uthread */
@@ -245,15 +249,21 @@ struct ult__runtime {
 	/* Written often by all workers: each on a line of its own, away
 	 * from the fields above that every call reads. */
 	atomic_uint ticks_max ULT_ALIGNED_CL; /* see machine.c:mach_ticks */
-	atomic_uint nthreads ULT_ALIGNED_CL;  /* uthreads not yet exited;
-						 futex word */
-	atomic_int nspinning ULT_ALIGNED_CL;  /* workers spinning idle */
-	atomic_int nblocked;		      /* workers blocked in the kernel
-						 (handoff.c) */
+	/* uthreads spawned by foreign threads; and ult_shutdown's futex
+	 * word, 1 while it sleeps there (thread.c:ult__live_threads) */
+	atomic_uint_fast64_t nspawned_foreign ULT_ALIGNED_CL;
+	atomic_uint exit_waiter;
+	atomic_int nspinning ULT_ALIGNED_CL; /* workers spinning idle */
+	atomic_int nblocked;		     /* workers blocked in the kernel
+						(handoff.c) */
 	atomic_uint_fast64_t next_id ULT_ALIGNED_CL; /* ids handed out */
 };
 
 extern struct ult__runtime ult__rt;
+
+/* thread.c: uthreads not yet exited, and ult_shutdown's wait for none. */
+uint64_t ult__live_threads(void);
+void ult__wait_no_threads(void);
 
 /* CPU-bound by either policy's reckoning: ULE's batch range (its
  * PRI_MIN_BATCH) and below, where 4BSD's estcpu takes a spinning thread;
@@ -408,7 +418,6 @@ long ult__fault_injected(void);
 
 /* debug.c: the hang report, written to fd. */
 void ult__debug_dump(int fd);
-extern struct mtx ult__zombie_lock;
 
 /* worker.c */
 int ult__workers_start(void);

@@ -28,8 +28,24 @@
 #include "stats.h"
 #include "tls.h"
 
-/* The lock of threads that have exited: never contended in practice. */
-struct mtx ult__zombie_lock = MTX_INITIALIZER("zombie");
+/*
+ * The lock of threads that have exited, and of structs not yet handed
+ * out.  One lock for all of them was the most contended line of a fork
+ * tree on two workers (every exit and every reaping join took it), so a
+ * struct's zombie lock is one of a table, by its address.
+ */
+#define ZOMBIE_LOCKS 64
+
+static struct zombie_lock {
+	struct mtx m;
+} ULT_ALIGNED_CL zombie_locks[ZOMBIE_LOCKS] = {
+    [0 ... ZOMBIE_LOCKS - 1] = {MTX_INITIALIZER("zombie")}};
+
+static struct mtx *
+zombie_lock_of(const struct ult_thread *ut)
+{
+	return (&zombie_locks[((uintptr_t)ut / sizeof(*ut)) % ZOMBIE_LOCKS].m);
+}
 
 #define SLAB_CHUNK_BYTES (256u * 1024)
 
@@ -104,7 +120,7 @@ thread_alloc(struct ult__worker *w)
 	if (c != NULL && c->nmade < SLAB_CHUNK_THREADS) {
 		ut = &c->t[c->nmade++]; /* zero-filled */
 		atomic_init(&ut->lstate, UT_FREE);
-		atomic_init(&ut->td.td_lock, &ult__zombie_lock);
+		atomic_init(&ut->td.td_lock, zombie_lock_of(ut));
 	} else {
 		ut = free_head;
 		free_head = ut->free_next;
@@ -212,23 +228,63 @@ ult__thread_dead(struct ult__worker *w, struct ult_thread *ut)
 	ult__stack_put(w, ut->stack);
 	ut->stack = NULL;
 	ult__tls_put(w, ut);
-	thread_lock_unblock(&ut->td, &ult__zombie_lock);
+	/* Its thread lock is still blocked_lock, which no one else can take:
+	 * lstate changes under both its locks without taking a second one,
+	 * and the move to its zombie lock publishes it. */
 	ult__sleepq_lock(ut);
-	mtx_lock(&ult__zombie_lock);
 	ULT_ST_REL(&ut->lstate, UT_ZOMBIE);
-	mtx_unlock(&ult__zombie_lock);
+	thread_lock_unblock(&ut->td, zombie_lock_of(ut));
 	free_now = ut->detached;
 	if (!free_now)
 		ult__sleepq_broadcast(ut);
 	ult__sleepq_release(ut);
 	if (free_now)
 		thread_release(ut);
-	/* A system call only when ult_shutdown waits: the last uthread of a
-	 * foreign spawn+join exits every time.  Both sides are seq_cst:
-	 * either it sees the count at 0 or we see it waiting. */
-	if (atomic_fetch_sub(&ult__rt.nthreads, 1) == 1 &&
-	    atomic_load(&ult__rt.shutdown_waits))
-		ult__futex_wake(&ult__rt.nthreads, 1);
+	ULT_ST_REL(&w->nexited, ULT_LD(&w->nexited) + 1);
+	/* A system call only while ult_shutdown sleeps, once per sleep. */
+	if (ULT_UNLIKELY(ULT_LD(&ult__rt.shutdown_waits)) &&
+	    atomic_exchange(&ult__rt.exit_waiter, 0) != 0)
+		ult__futex_wake(&ult__rt.exit_waiter, 1);
+}
+
+/*
+ * The live count is kept per worker, because one shared counter that
+ * every spawn and exit moved was, with the zombie lock, most of what a
+ * fork tree lost on a second worker.  Each worker counts what it spawns
+ * and what exits on it, both only growing.  The exits are read first and
+ * the spawns after: an exit that was read happened after its spawn, which
+ * is then read too, so the difference never counts a thread that is
+ * gone, and it is 0 only once every thread spawned has exited.
+ */
+uint64_t
+ult__live_threads(void)
+{
+	uint64_t spawned, exited = 0;
+
+	for (int i = 0; i < ult__rt.nworkers; i++)
+		exited += ULT_LD_ACQ(&ult__rt.workers[i].nexited);
+	spawned = ULT_LD_ACQ(&ult__rt.nspawned_foreign);
+	for (int i = 0; i < ult__rt.nworkers; i++)
+		spawned += ULT_LD_ACQ(&ult__rt.workers[i].nspawned);
+	return (spawned - exited);
+}
+
+/*
+ * ult_shutdown's wait.  An exit wakes it only when it has said it sleeps,
+ * and without a fence on the exit path that word may be seen late; the
+ * sleep is bounded so that such an exit costs at most a millisecond.
+ */
+void
+ult__wait_no_threads(void)
+{
+	atomic_store(&ult__rt.shutdown_waits, 1);
+	for (;;) {
+		atomic_store(&ult__rt.exit_waiter, 1);
+		if (ult__live_threads() == 0)
+			break;
+		ult__futex_wait(&ult__rt.exit_waiter, 1, ult__now() + 1000000);
+	}
+	atomic_store(&ult__rt.exit_waiter, 0);
 }
 
 void
@@ -278,7 +334,7 @@ static void
 thread_setup(struct ult_thread *ut, const struct ult_attr *a,
     void *(*fn)(void *), void *arg)
 {
-	MPASS(ULT_LD(&ut->td.td_lock) == &ult__zombie_lock);
+	MPASS(ULT_LD(&ut->td.td_lock) == zombie_lock_of(ut));
 	memset((char *)&ut->td + sizeof(ut->td.td_lock), 0,
 	    sizeof(ut->td) - sizeof(ut->td.td_lock));
 	ult__list_init(&ut->td.td_runq);
@@ -439,7 +495,10 @@ spawn(ult_thread_t **t, const struct ult_attr *a, void *(*fn)(void *),
 	ULT_USDT(spawn, self != NULL ? self->id : 0, ut->id, 0);
 	if (ULT_UNLIKELY(ULT_PLD(&ult__trace_on)))
 		ult__trace_spawn(self, ut);
-	atomic_fetch_add(&ult__rt.nthreads, 1);
+	if (w != NULL)
+		ULT_ST_REL(&w->nspawned, ULT_LD(&w->nspawned) + 1);
+	else
+		ULT_ADD(&ult__rt.nspawned_foreign, 1);
 	if (t != NULL)
 		*t = ut;
 

@@ -729,8 +729,10 @@ ule_wakep(int self)
 		int c = (self + i) % ule_ncpu;
 		struct tdq *tdq = TDQ_CPU(c);
 
-		if (ULT_LD(&tdq->tdq_curthread) != tdq->tdq_idlethread ||
-		    mach_cpu_state(c) != MACH_CPU_PARKED)
+		/* The state first: its line changes only when c parks or
+		 * wakes, and curthread's at every switch. */
+		if (mach_cpu_state(c) != MACH_CPU_PARKED ||
+		    ULT_LD(&tdq->tdq_curthread) != tdq->tdq_idlethread)
 			continue;
 		if (seen == now ||
 		    atomic_compare_exchange_strong(&ule_wakep_tick, &seen, now))
