@@ -4,6 +4,7 @@
  * runtime's CPU use.
  */
 #include <errno.h>
+#include <fenv.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -513,6 +514,61 @@ test_errno_survives(void)
 	for (int i = 0; i < 48; i++)
 		CHECK_EQ(ult_join(t[i], NULL), 0);
 	CHECK_EQ(atomic_load(&errno_bad), 0);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+static const int fp_modes[4] = {FE_TONEAREST, FE_UPWARD, FE_DOWNWARD,
+    FE_TOWARDZERO};
+static atomic_int fp_bad;
+
+/* Holds its own rounding mode across switches: fegetround reads the x87
+ * control word, and the double division rounds by MXCSR. */
+static void *
+fp_keeper(void *arg)
+{
+	int mode = fp_modes[(intptr_t)arg % 4];
+	volatile double one = 1.0, three = 3.0;
+	double want;
+
+#ifdef ULT_CONTEXT_ASM
+	/* The ucontext backend starts a thread with what getcontext saw in
+	 * its creator; the assembly one with the defaults. */
+	if (fegetround() != FE_TONEAREST)
+		atomic_fetch_add(&fp_bad, 1);
+#endif
+	CHECK_EQ(fesetround(mode), 0);
+	want = one / three;
+	for (int i = 0; i < 2000; i++) {
+		if (i % 3)
+			ult_yield();
+		else
+			ult_sleep_ns(1000);
+		if (fegetround() != mode || one / three != want)
+			atomic_fetch_add(&fp_bad, 1);
+	}
+	return (NULL);
+}
+
+/*
+ * The floating-point control state (MXCSR and the x87 control word) is
+ * per uthread: a new one starts at the defaults whatever its creator set
+ * (assembly backend), and each keeps its rounding mode while others on its
+ * worker change theirs.  The switch loads it only when it differs.
+ */
+void
+test_fpenv_per_thread(void)
+{
+	ult_thread_t *t[16];
+
+	init_n(2);
+	atomic_store(&fp_bad, 0);
+	CHECK_EQ(fesetround(FE_UPWARD), 0);
+	for (intptr_t i = 0; i < 16; i++)
+		CHECK_EQ(ult_spawn(&t[i], NULL, fp_keeper, (void *)i), 0);
+	CHECK_EQ(fesetround(FE_TONEAREST), 0);
+	for (int i = 0; i < 16; i++)
+		CHECK_EQ(ult_join(t[i], NULL), 0);
+	CHECK_EQ(atomic_load(&fp_bad), 0);
 	CHECK_EQ(ult_shutdown(), 0);
 }
 
