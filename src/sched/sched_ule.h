@@ -208,6 +208,12 @@ struct ule_tun {
 extern struct ule_tun ule_tun;
 
 /* The per-CPU queues, sized at init. */
+static inline int
+imax(int a, int b)
+{
+	return (a > b ? a : b);
+}
+
 extern struct tdq *ule_tdq_cpu;
 extern int ule_ncpu;
 extern int ule_nactive; /* ult: CPUs below are not reserve (machine.h) */
@@ -259,13 +265,23 @@ int ule_td_slice(struct thread *td, struct tdq *tdq);
 
 /* sched_ule.c, used by the SMP code */
 int ule_tdq_add(struct tdq *tdq, struct thread *td, int flags);
+void ule_add(struct thread *td, int flags);
 void ule_rem(struct thread *td);
+void tdq_runq_add(struct tdq *tdq, struct thread *td, int flags);
+void tdq_runq_rem(struct tdq *tdq, struct thread *td);
+void tdq_setlowpri(struct tdq *tdq, struct thread *ctd);
+void tdq_assert_lowpri(struct tdq *tdq);
 void ule_setpreempt(struct tdq *tdq, int pri);
 int ule_shouldpreempt(int pri, int cpri, int remote);
 unsigned ule_random(void);
 
 /* sched_ule_smp.c */
 int ule_pickcpu(struct thread *td, int flags, int self, int now);
+/* sched_ule_search.c: least loaded acceptable CPU, busiest CPU, or -1 */
+int ule_sched_lowest(const struct cpu_group *cg, const cpuset_t *mask, int pri,
+    int maxload, int prefer, int running);
+int ule_sched_highest(const struct cpu_group *cg, const cpuset_t *mask,
+    int minload, int mintrans);
 void ule_tdq_notify(struct tdq *tdq, int lowpri);
 int ule_tdq_idled(struct tdq *tdq);
 int ule_tdq_take_stale(struct tdq *tdq, struct sched_idle *st);
@@ -276,6 +292,20 @@ void ule_balance(void);
 int ule_evacuate(int cpu);
 struct tdq *ule_setcpu(struct thread *td, int cpu, int flags);
 struct mtx *ule_switch_migrate(struct tdq *tdq, struct thread *td, int flags);
+
+/* sched_ule_thread.c: the ops on one thread's state */
+void ule_lend_prio(struct thread *td, int prio);
+void ule_unlend_prio(struct thread *td, int prio);
+void ule_prio(struct thread *td, int prio);
+void ule_nice(struct thread *td, int nice);
+void ule_set_class(struct thread *td, int cls);
+void ule_unbind(struct thread *td);
+int ule_bind(struct thread *td, int cpu);
+int ule_is_bound(struct thread *td);
+void ule_thread_init(struct thread *td);
+void ule_fork(struct thread *td, struct thread *child);
+void ule_exit(struct thread *td, struct thread *child);
+void ule_idle_init(struct thread *td, int cpu);
 
 /* sched_ule_idle.c: the ops table's idle loop */
 int ule_idle_poll(int cpu, struct sched_idle *st);

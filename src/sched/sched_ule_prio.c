@@ -7,12 +7,6 @@
 #include "sched_ule.h"
 
 static inline int
-imax(int a, int b)
-{
-	return (a > b ? a : b);
-}
-
-static inline int
 imin(int a, int b)
 {
 	return (a < b ? a : b);

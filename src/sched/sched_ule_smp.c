@@ -1,187 +1,14 @@
 /*
  * ULE's multiprocessor half: choosing a CPU for a thread (ule_pickcpu),
- * the topology searches behind it, telling another CPU about new work
- * (ule_tdq_notify), idle stealing and the periodic balancer.
+ * telling another CPU about new work (ule_tdq_notify), idle stealing and
+ * the periodic balancer.  The topology searches behind them are in
+ * sched_ule_search.c.
  *
  * Load figures read here without locks may be stale; like FreeBSD, every
  * decision is re-checked under the queue locks before anything moves.
  * Two queue locks are only ever held together in address order.
  */
 #include "sched_ule.h"
-
-static inline int
-imax(int a, int b)
-{
-	return (a > b ? a : b);
-}
-
-/*
- * ult (kern.sched.wake_local): an idle CPU's score is lowered below any
- * busy CPU's, more for one that spins than for one parked in the host, so
- * the search takes a spinning CPU first (it sees new work at once, for
- * nothing), a parked one next (a system call and the host's wakeup
- * latency), a busy one last; FreeBSD's random tie-break and preference
- * for the thread's own CPU still order CPUs of one kind.
- */
-static int
-idle_cost(int cpu)
-{
-	return (mach_cpu_state(cpu) == MACH_CPU_SPINNING ? -1024 : -512);
-}
-
-struct cpu_search {
-	const cpuset_t *cs_mask;
-	int cs_prefer;	/* cpu to favour */
-	int cs_running; /* the thread runs on cs_prefer now */
-	int cs_pri;	/* lowest: acceptable if tdq_lowpri > cs_pri */
-	int cs_load;	/* lowest: max load; highest: min load */
-	int cs_trans;	/* highest: min transferable */
-};
-
-struct cpu_search_res {
-	int csr_cpu;
-	int csr_load;
-};
-
-/*
- * Least loaded acceptable CPU under cg.  Each CPU scores 256 * load minus
- * a random 0..127 to break ties, minus 128 for the preferred CPU (so we
- * stay put unless another CPU is clearly better).  Groups compare by
- * their total load.  When balancing a running thread, a loaded preferred
- * CPU loses its bonus so equally loaded CPUs take turns.
- */
-static int
-cpu_search_lowest(const struct cpu_group *cg, const struct cpu_search *s,
-    struct cpu_search_res *r)
-{
-	struct cpu_search_res lr;
-	int c, bload = INT_MAX, l, load, p, total = 0;
-
-	r->csr_cpu = -1;
-	r->csr_load = INT_MAX;
-	if (cg->cg_children > 0) {
-		for (c = cg->cg_children - 1; c >= 0; c--) {
-			load = cpu_search_lowest(&cg->cg_child[c], s, &lr);
-			total += load;
-			if (s->cs_running &&
-			    (cg->cg_child[c].cg_flags & CG_FLAG_THREAD) &&
-			    load >= 128 && (load & 128) != 0)
-				load += 128;
-			if (lr.csr_cpu >= 0 &&
-			    (load < bload ||
-				(load == bload && lr.csr_load < r->csr_load))) {
-				bload = load;
-				r->csr_cpu = lr.csr_cpu;
-				r->csr_load = lr.csr_load;
-			}
-		}
-		return (total);
-	}
-	for (c = cg->cg_last; c >= cg->cg_first; c--) {
-		struct tdq *tdq;
-
-		if (!CS_ISSET(c, &cg->cg_mask))
-			continue;
-		tdq = TDQ_CPU(c);
-		l = TDQ_LOAD(tdq);
-		if (c == s->cs_prefer) {
-			if (s->cs_running)
-				l--;
-			p = 128;
-		} else
-			p = 0;
-		load = l * 256;
-		total += load - p;
-		/* A running thread's own priority is in its CPU's lowpri,
-		 * so the priority test does not apply to that CPU. */
-		if (l > s->cs_load ||
-		    (TDQ_LOWPRI(tdq) <= s->cs_pri &&
-			(!s->cs_running || c != s->cs_prefer)) ||
-		    !CS_ISSET(c, s->cs_mask))
-			continue;
-		if (s->cs_running && l > 0)
-			p = 0;
-		load -= (int)(ule_random() % 128);
-		if (l == 0 && TUN(ule_tun.wake_local) &&
-		    ULT_LD(&tdq->tdq_curthread) == tdq->tdq_idlethread)
-			load += idle_cost(c);
-		if (bload > load - p) {
-			bload = load - p;
-			r->csr_cpu = c;
-			r->csr_load = load;
-		}
-	}
-	return (total);
-}
-
-/* Most loaded CPU under cg with at least cs_load threads and cs_trans
- * transferable ones. */
-static int
-cpu_search_highest(const struct cpu_group *cg, const struct cpu_search *s,
-    struct cpu_search_res *r)
-{
-	struct cpu_search_res lr;
-	int c, bload = INT_MIN, l, load, total = 0;
-
-	r->csr_cpu = -1;
-	r->csr_load = INT_MIN;
-	if (cg->cg_children > 0) {
-		for (c = cg->cg_children - 1; c >= 0; c--) {
-			load = cpu_search_highest(&cg->cg_child[c], s, &lr);
-			total += load;
-			if (lr.csr_cpu >= 0 &&
-			    (load > bload ||
-				(load == bload && lr.csr_load > r->csr_load))) {
-				bload = load;
-				r->csr_cpu = lr.csr_cpu;
-				r->csr_load = lr.csr_load;
-			}
-		}
-		return (total);
-	}
-	for (c = cg->cg_last; c >= cg->cg_first; c--) {
-		struct tdq *tdq;
-
-		if (!CS_ISSET(c, &cg->cg_mask))
-			continue;
-		tdq = TDQ_CPU(c);
-		l = TDQ_LOAD(tdq);
-		load = l * 256;
-		total += load;
-		if (l < s->cs_load || TDQ_TRANSFERABLE(tdq) < s->cs_trans ||
-		    !CS_ISSET(c, s->cs_mask))
-			continue;
-		load -= (int)(ule_random() % 256);
-		if (load > bload) {
-			bload = load;
-			r->csr_cpu = c;
-		}
-	}
-	r->csr_load = bload;
-	return (total);
-}
-
-static int
-sched_lowest(const struct cpu_group *cg, const cpuset_t *mask, int pri,
-    int maxload, int prefer, int running)
-{
-	struct cpu_search s = {mask, prefer, running, pri, maxload, 0};
-	struct cpu_search_res r;
-
-	cpu_search_lowest(cg, &s, &r);
-	return (r.csr_cpu);
-}
-
-static int
-sched_highest(const struct cpu_group *cg, const cpuset_t *mask, int minload,
-    int mintrans)
-{
-	struct cpu_search s = {mask, -1, 0, 0, minload, mintrans};
-	struct cpu_search_res r;
-
-	cpu_search_highest(cg, &s, &r);
-	return (r.csr_cpu);
-}
 
 /* ult: tdq's CPU is idle but parked while another spins: the cache
  * warmth of the thread's last CPU is not worth a wakeup of the host. */
@@ -261,16 +88,16 @@ ule_pickcpu(struct thread *td, int flags, int self, int now)
 	r = TD_IS_RUNNING(td);
 	mask = usable_cpus(&avail);
 	if (ccg != NULL)
-		cpu = sched_lowest(ccg, mask, imax(pri, PRI_MAX_TIMESHARE),
+		cpu = ule_sched_lowest(ccg, mask, imax(pri, PRI_MAX_TIMESHARE),
 		    INT_MAX, ts->ts_cpu, r);
 	if (cpu < 0)
-		cpu = sched_lowest(ule_cpu_top, mask, pri, INT_MAX, ts->ts_cpu,
-		    r);
+		cpu = ule_sched_lowest(ule_cpu_top, mask, pri, INT_MAX,
+		    ts->ts_cpu, r);
 	if (cpu < 0)
-		cpu =
-		    sched_lowest(ule_cpu_top, mask, -1, INT_MAX, ts->ts_cpu, r);
+		cpu = ule_sched_lowest(ule_cpu_top, mask, -1, INT_MAX,
+		    ts->ts_cpu, r);
 	if (cpu < 0)
-		cpu = sched_lowest(ule_cpu_top, &ule_all_cpus, -1, INT_MAX,
+		cpu = ule_sched_lowest(ule_cpu_top, &ule_all_cpus, -1, INT_MAX,
 		    ts->ts_cpu, r);
 	/* ult: a blocked CPU (the clock acting for it) or a reserve CPU out
 	 * of service is no home. */
@@ -515,7 +342,7 @@ ule_evacuate(int cpu)
 
 		if (TDQ_TRANSFERABLE(from) == 0)
 			break;
-		c = sched_lowest(ule_cpu_top, mask, -1, INT_MAX, -1, 0);
+		c = ule_sched_lowest(ule_cpu_top, mask, -1, INT_MAX, -1, 0);
 		if (c < 0 || c == cpu)
 			break;
 		to = TDQ_CPU(c);
@@ -614,7 +441,8 @@ ule_tdq_idled(struct tdq *tdq)
 restart:
 	switchcnt = TDQ_SWITCHCNT(tdq);
 	for (cg = tdq->tdq_cg, goup = 0;;) {
-		cpu = sched_highest(cg, &mask, TUN(ule_tun.steal_thresh), 1);
+		cpu =
+		    ule_sched_highest(cg, &mask, TUN(ule_tun.steal_thresh), 1);
 		if (TDQ_LOAD(tdq))
 			return (0);
 		if (cpu == -1) {
@@ -678,7 +506,8 @@ ule_tdq_take_stale(struct tdq *tdq, struct sched_idle *st)
 		return (1);
 	CS_FILL_N(&mask, ule_ncpu);
 	CS_CLR(TDQ_ID(tdq), &mask);
-	cpu = sched_highest(ule_cpu_top, &mask, TUN(ule_tun.steal_thresh), 1);
+	cpu =
+	    ule_sched_highest(ule_cpu_top, &mask, TUN(ule_tun.steal_thresh), 1);
 	if (cpu < 0) {
 		st->victim = -1;
 		return (1);
@@ -762,7 +591,8 @@ ule_tdq_trysteal(struct tdq *tdq)
 	CS_CLR(TDQ_ID(tdq), &mask);
 	TDQ_UNLOCK(tdq);
 	for (i = 1, cg = tdq->tdq_cg, goup = 0;;) {
-		cpu = sched_highest(cg, &mask, TUN(ule_tun.steal_thresh), 1);
+		cpu =
+		    ule_sched_highest(cg, &mask, TUN(ule_tun.steal_thresh), 1);
 		if (TDQ_LOAD(tdq) > 0)
 			break;
 		if (cpu == -1) {
@@ -854,7 +684,7 @@ sched_balance_group(const struct cpu_group *cg)
 	for (;;) {
 		struct tdq *tdq;
 
-		high = sched_highest(cg, &hmask, 1, 0);
+		high = ule_sched_highest(cg, &hmask, 1, 0);
 		if (high == -1)
 			break;
 		CS_CLR(high, &hmask);
@@ -877,7 +707,8 @@ sched_balance_group(const struct cpu_group *cg)
 nextlow:
 		if (TDQ_TRANSFERABLE(tdq) == 0)
 			continue;
-		low = sched_lowest(cg, &lmask, -1, TDQ_LOAD(tdq) - 1, high, 1);
+		low = ule_sched_lowest(cg, &lmask, -1, TDQ_LOAD(tdq) - 1, high,
+		    1);
 		if (anylow && low == -1)
 			break;
 		if (low == -1)
