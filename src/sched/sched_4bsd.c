@@ -15,10 +15,10 @@
  *
  * Pure like sched_ule: time and CPU come through machine.h.
  *
- * This file holds the queues and the event entry points; the CPU-usage
- * arithmetic (estcpu, pctcpu, the load average) is in sched_4bsd_cpu.c,
- * and the invariants checker, statistics and tunables are in
- * sched_4bsd_check.c.
+ * This file holds the queues and the event entry points; thread init,
+ * fork and exit are in sched_4bsd_thread.c, the CPU-usage arithmetic
+ * (estcpu, pctcpu, the load average) in sched_4bsd_cpu.c, and the
+ * invariants checker, statistics and tunables in sched_4bsd_check.c.
  *
  * Deviations, all for user space: schedcpu() visits only threads that are
  * queued or running (it runs from CPU 0's clock under bsd_sched_lock, which
@@ -31,13 +31,11 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "../util/mem.h"
 #include "sched_4bsd.h"
 #include "sched_lend.h"
 
-#define ESTCPULIM(e, iew) ((e) < 37 * (iew)-1 ? (e) : 37 * (iew)-1)
 #define LOADAV_TICKS (5 * ULT_HZ)
 
 /* The shared state; the locking key is in sched_4bsd.h. */
@@ -587,75 +585,6 @@ bsd_preempt(struct thread *td)
 	best = runq_best(td->td_oncpu);
 	if (best != NULL && best->td_priority < td->td_priority)
 		ULT_ST(&td->td_owepreempt, 1);
-}
-
-static void
-bsd_thread_init(struct thread *td)
-{
-	struct td_sched *ts = ts_of(td);
-
-	memset(ts, 0, sizeof(*ts));
-	ts->ts_runq = -1;
-	ts->ts_cpu = NOCPU;
-	ts->ts_pctstamp = mach_ticks();
-	ts->ts_slice = TUN(bsd_tun.slice);
-	td->td_pri_class = PRI_TIMESHARE;
-	td->td_nice = 0;
-	td->td_lend_user_pri = PRI_MAX;
-	td->td_oncpu = td->td_lastcpu = NOCPU;
-	td->td_pinned = 0;
-	td->td_flags &= TDF_IDLETD;
-	bsd_resetpriority(td);
-	td->td_priority = td->td_base_pri = td->td_user_pri;
-}
-
-static void
-bsd_idle_init(struct thread *td, int cpu)
-{
-	bsd_thread_init(td);
-	td->td_flags |= TDF_IDLETD;
-	td->td_pri_class = PRI_IDLE;
-	td->td_priority = td->td_base_pri = td->td_user_pri =
-	    td->td_base_user_pri = PRI_MAX_IDLE;
-	td->td_pinned = 1;
-	td->td_oncpu = cpu;
-	ULT_ST(&td->td_lock, &bsd_sched_lock);
-	TD_SET_RUNNING(td);
-	bsd_idlethr[cpu] = td;
-	ULT_ST(&bsd_curthr[cpu], td);
-}
-
-/* The child copies estcpu and starts with a one-tick slice. */
-static void
-bsd_fork(struct thread *td, struct thread *child)
-{
-	struct td_sched *ts2 = ts_of(child);
-
-	if (td != NULL)
-		THREAD_LOCK_ASSERT(td);
-	child->td_oncpu = child->td_lastcpu = NOCPU;
-	ULT_ST(&child->td_lock, &bsd_sched_lock);
-	ts2->ts_flags = 0;
-	ts2->ts_slice = 1;
-	ts2->ts_pctstamp = mach_ticks();
-	if (td != NULL) {
-		ts2->ts_estcpu = ts_of(td)->ts_estcpu;
-		child->td_pri_class = td->td_pri_class;
-		child->td_nice = td->td_nice;
-	}
-	bsd_resetpriority(child);
-	child->td_priority = child->td_base_pri = child->td_user_pri;
-}
-
-static void
-bsd_exit(struct thread *td, struct thread *child)
-{
-	struct td_sched *ts = ts_of(td);
-
-	THREAD_LOCK_ASSERT(td);
-	ts->ts_estcpu =
-	    ESTCPULIM(ts->ts_estcpu + ts_of(child)->ts_estcpu, bsd_iew());
-	bsd_resetpriority(td);
 }
 
 static void

@@ -131,6 +131,9 @@ runnable_for(int cpu)
 	    ULT_LD(&bsd_runq_length[cpu]));
 }
 
+/* estcpu's ceiling: FreeBSD's ESTCPULIM, by bsd_iew() */
+#define ESTCPULIM(e, iew) ((e) < 37 * (iew)-1 ? (e) : 37 * (iew)-1)
+
 /* sched_4bsd_cpu.c */
 extern atomic_int bsd_ldavg; /* (s, a): see its definition */
 int bsd_iew(void);
@@ -151,5 +154,11 @@ int bsd_slice_min_us(void);
 
 /* sched_4bsd.c */
 int bsd_cpu_idle_flag(int cpu);
+
+/* sched_4bsd_thread.c: the ops on a thread's first and last state */
+void bsd_thread_init(struct thread *td);
+void bsd_idle_init(struct thread *td, int cpu);
+void bsd_fork(struct thread *td, struct thread *child);
+void bsd_exit(struct thread *td, struct thread *child);
 
 #endif
