@@ -276,6 +276,102 @@ test_cond_timedwait_uthread(void)
 	CHECK_EQ(ult_shutdown(), 0);
 }
 
+static ult_mutex_t cr_m = ULT_MUTEX_INITIALIZER;
+static ult_cond_t cr_c = ULT_COND_INITIALIZER;
+static atomic_int cr_stop;
+static atomic_long cr_woken, cr_timedout;
+
+static unsigned
+cr_rand(unsigned *s)
+{
+	*s ^= *s << 13;
+	*s ^= *s >> 17;
+	*s ^= *s << 5;
+	return (*s);
+}
+
+/* Waits of 0-40 us against the signallers; every outcome is one of two. */
+static void *
+cr_waiter(void *arg)
+{
+	unsigned seed = 2654435761u * (unsigned)(uintptr_t)arg + 1;
+
+	for (int i = 0; i < 300; i++) {
+		uint64_t dl = ult_now() + cr_rand(&seed) % 40000;
+		int r;
+
+		CHECK_EQ(ult_mutex_lock(&cr_m), 0);
+		r = ult_cond_timedwait(&cr_c, &cr_m, dl);
+		CHECK(r == 0 || r == ETIMEDOUT);
+		atomic_fetch_add(r == 0 ? &cr_woken : &cr_timedout, 1);
+		CHECK_EQ(ult_mutex_unlock(&cr_m), 0);
+	}
+	return (NULL);
+}
+
+static void *
+cr_waiter_pthread(void *arg)
+{
+	return (cr_waiter(arg));
+}
+
+/* Signals and broadcasts, with the mutex held or not, at random. */
+static void *
+cr_signaller(void *arg)
+{
+	unsigned seed = 40503u * (unsigned)(uintptr_t)arg + 7;
+
+	while (!atomic_load(&cr_stop)) {
+		unsigned r = cr_rand(&seed);
+		int held = r & 1;
+
+		if (held)
+			CHECK_EQ(ult_mutex_lock(&cr_m), 0);
+		if (r & 6)
+			CHECK_EQ(ult_cond_signal(&cr_c), 0);
+		else
+			CHECK_EQ(ult_cond_broadcast(&cr_c), 0);
+		if (held)
+			CHECK_EQ(ult_mutex_unlock(&cr_m), 0);
+		ult_sleep_ns(r % 20000);
+	}
+	return (NULL);
+}
+
+/*
+ * The cond's waiter count stays exact while timeouts race signals: waiters
+ * with 0-40 us deadlines (uthreads on two workers and a pthread) against
+ * two signallers.  Once all are gone the cond must destroy cleanly, which
+ * it refuses (EBUSY) if a timed-out waiter was counted out twice or never.
+ */
+void
+test_cond_timeout_race(void)
+{
+	ult_thread_t *w[12], *sg[2];
+	pthread_t p;
+
+	init_n(2);
+	atomic_store(&cr_stop, 0);
+	atomic_store(&cr_woken, 0);
+	atomic_store(&cr_timedout, 0);
+	for (intptr_t i = 0; i < 12; i++)
+		CHECK_EQ(ult_spawn(&w[i], NULL, cr_waiter, (void *)i), 0);
+	CHECK_EQ(pthread_create(&p, NULL, cr_waiter_pthread, (void *)12), 0);
+	for (intptr_t i = 0; i < 2; i++)
+		CHECK_EQ(ult_spawn(&sg[i], NULL, cr_signaller, (void *)i), 0);
+	for (int i = 0; i < 12; i++)
+		CHECK_EQ(ult_join(w[i], NULL), 0);
+	CHECK_EQ(pthread_join(p, NULL), 0);
+	atomic_store(&cr_stop, 1);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(ult_join(sg[i], NULL), 0);
+	CHECK_EQ(atomic_load(&cr_woken) + atomic_load(&cr_timedout), 13 * 300);
+	CHECK(atomic_load(&cr_woken) > 0);
+	CHECK(atomic_load(&cr_timedout) > 0);
+	CHECK_EQ(ult_cond_destroy(&cr_c), 0);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
 /* --- semaphores ------------------------------------------------------ */
 
 static ult_sem_t sem_items, sem_done;

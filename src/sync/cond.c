@@ -2,7 +2,10 @@
  * Condition variables on a sleep queue (the wait channel is the cond).
  * _waiters counts threads queued or about to queue; wakers decrement it
  * for the threads they wake, so a waker never touches the object after
- * the wakeup and a cond may be destroyed as soon as nobody waits.  A
+ * the wakeup and a cond may be destroyed as soon as nobody waits.  It
+ * changes only under the cond's chain lock (a timed-out waiter takes that
+ * lock to count itself out), so plain stores do, and a signal with no
+ * waiter reads it without the lock.  A
  * waiter whose mutex the waker owns is woken at that mutex's unlock
  * instead (wait morphing, mutex.c).
  */
@@ -47,13 +50,16 @@ cond_wait(ult_cond_t *c, ult_mutex_t *m, uint64_t deadline)
 	ult__mutex_flush_deferred(m, self);
 	/* Queue before releasing m: a signal after our unlock finds us. */
 	ult__sleepq_lock(c);
-	__atomic_fetch_add(&c->_waiters, 1, __ATOMIC_RELAXED);
+	ULT_PST(&c->_waiters, ULT_PLD(&c->_waiters) + 1);
 	ult__sleepq_add(c, &w, "cond");
 	w.mutex = m;
 	ult__mutex_unlock_locked(m, self);
 	r = ult__sleepq_wait(c, &w, deadline);
-	if (r != 0) /* a timeout removed us; nobody counted us out */
-		__atomic_fetch_sub(&c->_waiters, 1, __ATOMIC_RELEASE);
+	if (r != 0) { /* a timeout removed us; nobody counted us out */
+		ult__sleepq_lock(c);
+		ULT_PST_REL(&c->_waiters, ULT_PLD(&c->_waiters) - 1);
+		ult__sleepq_release(c);
+	}
 	ult__mutex_relock(m);
 	return (r);
 }
@@ -87,7 +93,7 @@ cond_wake(ult_cond_t *c, int all)
 	 * the cond at once.  Timeouts need the chain lock: the count holds. */
 	n = ult__sleepq_count(c, all ? INT_MAX : 1);
 	if (n != 0) {
-		__atomic_fetch_sub(&c->_waiters, (unsigned)n, __ATOMIC_RELEASE);
+		ULT_PST_REL(&c->_waiters, ULT_PLD(&c->_waiters) - (unsigned)n);
 		w = ult__sleepq_take(c, n);
 		while (w != NULL) {
 			struct ult__waiter *next = w->next;
