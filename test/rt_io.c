@@ -1,7 +1,8 @@
 /*
  * The I/O layer: waiting on descriptors, the POSIX stand-ins over real
- * loopback sockets, close while waiting, the helper pool, and a worker
- * blocked in a raw read() whose queue the others take over.
+ * loopback sockets, close while waiting, the helper pool, and what review
+ * found.  Where I/O meets the scheduler (a worker blocked in a raw read(),
+ * the spare, interactivity) is in rt_io_sched.c.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,44 +20,6 @@
 #include <unistd.h>
 
 #include "rt_test.h"
-
-static void
-set_long(const char *name, long v)
-{
-	CHECK_EQ(ult_sysctl(name, NULL, &v), 0);
-}
-
-static long
-get_long(const char *name)
-{
-	long v;
-
-	CHECK_EQ(ult_sysctl(name, &v, NULL), 0);
-	return (v);
-}
-
-/* A uthread bound to cpu: one that checks errno after a sleep must not
- * migrate when TLS is per worker (sanitizer builds), where its &errno,
- * kept by the compiler, would name another worker's. */
-static void
-spawn_on(ult_thread_t **t, int cpu, void *(*fn)(void *), void *arg)
-{
-	struct ult_attr a;
-
-	ult_attr_init(&a);
-	a.cpu = cpu;
-	CHECK_EQ(ult_spawn(t, &a, fn, arg), 0);
-}
-
-/* Wait (from main, a foreign thread) until t sleeps. */
-static void
-wait_state(ult_thread_t *t, int state)
-{
-	for (int i = 0; rt_info(t).state != state; i++) {
-		CHECK(i < 20000);
-		usleep(500);
-	}
-}
 
 /* ---- ult_wait_fd ---- */
 
@@ -90,7 +53,7 @@ test_io_wait_fd(void)
 	    ETIMEDOUT);
 	/* A waiter sleeps, as a thread of the runtime, until data comes. */
 	CHECK_EQ(ult_spawn(&t, NULL, wf_waiter, NULL), 0);
-	wait_state(t, ULT_STATE_SLEEPING);
+	rt_wait_state(t, ULT_STATE_SLEEPING);
 	CHECK_EQ(write(wf_pipe[1], &c, 1), 1);
 	CHECK_EQ(ult_join(t, NULL), 0);
 	/* Ready already: no wait, from a foreign thread too. */
@@ -133,7 +96,7 @@ test_io_wait_busy(void)
 	rt_init(2, 0);
 	CHECK_EQ(pipe(wf_pipe), 0);
 	CHECK_EQ(ult_spawn(&a, NULL, wf_waiter, NULL), 0);
-	wait_state(a, ULT_STATE_SLEEPING);
+	rt_wait_state(a, ULT_STATE_SLEEPING);
 	atomic_store(&wb_result, -1);
 	CHECK_EQ(ult_spawn(&b, NULL, wb_second, NULL), 0);
 	CHECK_EQ(ult_join(b, NULL), 0);
@@ -145,7 +108,7 @@ test_io_wait_busy(void)
 	CHECK_EQ(ult_spawn(&a, NULL, wb_timed, NULL), 0);
 	CHECK_EQ(ult_join(a, NULL), 0);
 	CHECK_EQ(ult_spawn(&a, NULL, wf_waiter, NULL), 0);
-	wait_state(a, ULT_STATE_SLEEPING);
+	rt_wait_state(a, ULT_STATE_SLEEPING);
 	CHECK_EQ(write(wf_pipe[1], &c, 1), 1);
 	CHECK_EQ(ult_join(a, NULL), 0);
 	close(wf_pipe[0]);
@@ -176,8 +139,8 @@ test_io_close_wakes(void)
 
 	rt_init(2, 0);
 	CHECK_EQ(pipe(wf_pipe), 0);
-	spawn_on(&t, 0, cw_reader, NULL);
-	wait_state(t, ULT_STATE_SLEEPING);
+	rt_spawn_on(&t, 0, cw_reader, NULL);
+	rt_wait_state(t, ULT_STATE_SLEEPING);
 	CHECK_EQ(ult_close(wf_pipe[0]), 0);
 	CHECK_EQ(ult_join(t, NULL), 0);
 	close(wf_pipe[1]);
@@ -262,7 +225,7 @@ test_io_eof_reset(void)
 	b = lo_connect(port);
 	CHECK((a = accept(l, NULL, NULL)) >= 0);
 	CHECK_EQ(ult_spawn(&t, NULL, eof_reader, (void *)(intptr_t)a), 0);
-	wait_state(t, ULT_STATE_SLEEPING);
+	rt_wait_state(t, ULT_STATE_SLEEPING);
 	CHECK_EQ(shutdown(b, SHUT_WR), 0);
 	CHECK_EQ(ult_join(t, NULL), 0);
 	close(a);
@@ -270,8 +233,8 @@ test_io_eof_reset(void)
 	/* Reset: the peer closes with a zero linger. */
 	b = lo_connect(port);
 	CHECK((a = accept(l, NULL, NULL)) >= 0);
-	spawn_on(&t, 0, reset_reader, (void *)(intptr_t)a);
-	wait_state(t, ULT_STATE_SLEEPING);
+	rt_spawn_on(&t, 0, reset_reader, (void *)(intptr_t)a);
+	rt_wait_state(t, ULT_STATE_SLEEPING);
 	CHECK_EQ(setsockopt(b, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg)), 0);
 	close(b);
 	CHECK_EQ(ult_join(t, NULL), 0);
@@ -548,290 +511,23 @@ test_io_blocking(void)
 
 	rt_init(2, 0);
 	CHECK_EQ(ult_blocking(NULL, NULL, NULL), EINVAL);
-	set_long("ult.blocking_max", 3);
-	set_long("ult.blocking_idle_ms", 20);
+	rt_sysctl_set("ult.blocking_max", 3);
+	rt_sysctl_set("ult.blocking_idle_ms", 20);
 	atomic_store(&bl_peak, 0);
 	for (intptr_t i = 0; i < 16; i++)
-		spawn_on(&t[i], (int)(i % 2), bl_caller, (void *)i);
+		rt_spawn_on(&t[i], (int)(i % 2), bl_caller, (void *)i);
 	for (int i = 0; i < 16; i++)
 		CHECK_EQ(ult_join(t[i], NULL), 0);
 	/* Bounded, and used: 16 callers shared the three helpers. */
 	CHECK(atomic_load(&bl_peak) >= 1 && atomic_load(&bl_peak) <= 3);
-	CHECK(get_long("ult.blocking_threads") <= 3);
+	CHECK(rt_sysctl_get("ult.blocking_threads") <= 3);
 	/* Idle helpers go away. */
-	for (int i = 0; get_long("ult.blocking_threads") > 0; i++) {
+	for (int i = 0; rt_sysctl_get("ult.blocking_threads") > 0; i++) {
 		CHECK(i < 10000);
 		usleep(1000);
 	}
-	set_long("ult.blocking_max", 64);
-	set_long("ult.blocking_idle_ms", 10000);
-	CHECK_EQ(ult_shutdown(), 0);
-}
-
-/* ---- a raw blocking read() hands the worker's queue over ---- */
-
-#define HO_KIDS 4
-
-static atomic_int ho_stop, ho_done, ho_released, ho_early;
-static int ho_pipe[2];
-
-static void *
-ho_hog(void *arg)
-{
-	(void)arg;
-	while (!atomic_load(&ho_stop))
-		ult_yield(); /* sanitizer builds do not preempt */
-	return (NULL);
-}
-
-static void *
-ho_kid(void *arg)
-{
-	(void)arg;
-	if (!atomic_load(&ho_released))
-		atomic_fetch_add(&ho_early, 1);
-	atomic_fetch_add(&ho_done, 1);
-	return (NULL);
-}
-
-/* Bound to CPU 0: queue children there, then block its worker in the
- * kernel with a read the poller knows nothing about. */
-static void *
-ho_blocker(void *arg)
-{
-	ult_thread_t *k[HO_KIDS];
-	char c;
-
-	(void)arg;
-	for (int i = 0; i < HO_KIDS; i++)
-		CHECK_EQ(ult_spawn(&k[i], NULL, ho_kid, NULL), 0);
-	CHECK_EQ(read(ho_pipe[0], &c, 1), 1);
-	for (int i = 0; i < HO_KIDS; i++)
-		CHECK_EQ(ult_join(k[i], NULL), 0);
-	return (NULL);
-}
-
-void
-test_io_raw_read_handoff(void)
-{
-	struct ult_cpu_info ci;
-	struct ult_attr a;
-	ult_thread_t *hog, *b;
-	int saw_blocked = 0;
-	long off = 0;
-
-	rt_init(2, 0);
-	/* Under ULE only the handoff may move the children: no balancer,
-	 * and the other CPU never idles (its hog is bound there). */
-	if (ult_sysctl("kern.sched.balance", NULL, &off) != 0)
-		(void)0; /* 4BSD: the global queue is any CPU's anyway */
-	set_long("ult.child_runs_first", 0);
-	CHECK_EQ(pipe(ho_pipe), 0);
-	atomic_store(&ho_stop, 0);
-	atomic_store(&ho_done, 0);
-	atomic_store(&ho_released, 0);
-	atomic_store(&ho_early, 0);
-	ult_attr_init(&a);
-	a.cpu = 1;
-	CHECK_EQ(ult_spawn(&hog, &a, ho_hog, NULL), 0);
-	a.cpu = 0;
-	CHECK_EQ(ult_spawn(&b, &a, ho_blocker, NULL), 0);
-	/* The children run while the blocker's worker sleeps in read(),
-	 * which the clock thread notices. */
-	for (int i = 0;; i++) {
-		CHECK(i < 60000);
-		CHECK_EQ(ult_cpu_info(0, &ci), 0);
-		if (rt_info(b).state == ULT_STATE_BLOCKED)
-			saw_blocked = 1;
-		if (ci.blocked)
-			saw_blocked = 1;
-		/* The mark may come and go (a signal runs on the blocked
-		 * thread, a loaded host): seeing it once is enough. */
-		if (atomic_load(&ho_done) == HO_KIDS && ci.handoffs >= 1 &&
-		    saw_blocked)
-			break;
-		usleep(500);
-	}
-	atomic_store(&ho_released, 1);
-	CHECK_EQ(write(ho_pipe[1], "x", 1), 1);
-	CHECK_EQ(ult_join(b, NULL), 0);
-	CHECK_EQ(atomic_load(&ho_early), HO_KIDS);
-	atomic_store(&ho_stop, 1);
-	CHECK_EQ(ult_join(hog, NULL), 0);
-	/* It rejoined: a worker that switches is not blocked. */
-	for (int i = 0; ult_cpu_info(0, &ci) == 0 && ci.blocked; i++) {
-		CHECK(i < 20000);
-		usleep(500);
-	}
-	close(ho_pipe[0]);
-	close(ho_pipe[1]);
-	CHECK_EQ(ult_shutdown(), 0);
-}
-
-/* ---- every worker blocked at once: the spare takes the queue ---- */
-
-#define AB_MAXW 4
-
-static int ab_pipe[AB_MAXW][2];
-static atomic_int ab_blocked, ab_writer_cpu;
-
-/* Bound to its worker: blocks it in the kernel until the writer runs. */
-static void *
-ab_reader(void *arg)
-{
-	int i = (int)(intptr_t)arg;
-	char c;
-
-	atomic_fetch_add(&ab_blocked, 1);
-	CHECK_EQ(read(ab_pipe[i][0], &c, 1), 1);
-	return (NULL);
-}
-
-/* Spawned with every worker in read(): only the spare can run it. */
-static void *
-ab_writer(void *arg)
-{
-	int n = (int)(intptr_t)arg;
-
-	atomic_store(&ab_writer_cpu, ult_cpu());
-	for (int i = 0; i < n; i++)
-		CHECK_EQ(write(ab_pipe[i][1], "x", 1), 1);
-	return (NULL);
-}
-
-static void
-all_blocked_on(int nw)
-{
-	ult_thread_t *r[AB_MAXW], *w;
-	struct ult_attr a;
-	long runs0;
-
-	rt_init(nw, 0);
-	CHECK_EQ(get_long("ult.spare"), 1);
-	runs0 = get_long("ult.spare_runs");
-	atomic_store(&ab_blocked, 0);
-	atomic_store(&ab_writer_cpu, -1);
-	ult_attr_init(&a);
-	for (int i = 0; i < nw; i++) {
-		CHECK_EQ(pipe(ab_pipe[i]), 0);
-		a.cpu = i;
-		CHECK_EQ(ult_spawn(&r[i], &a, ab_reader, (void *)(intptr_t)i),
-		    0);
-	}
-	while (atomic_load(&ab_blocked) < nw)
-		usleep(200);
-	/* The readers are in read() or about to be; the writer cannot run
-	 * on any worker until it returns, and it returns only when the
-	 * writer has run. */
-	CHECK_EQ(ult_spawn(&w, NULL, ab_writer, (void *)(intptr_t)nw), 0);
-	CHECK_EQ(ult_join(w, NULL), 0);
-	CHECK_EQ(atomic_load(&ab_writer_cpu), nw);
-	for (int i = 0; i < nw; i++)
-		CHECK_EQ(ult_join(r[i], NULL), 0);
-	CHECK(get_long("ult.spare_runs") > runs0);
-	for (int i = 0; i < nw; i++) {
-		close(ab_pipe[i][0]);
-		close(ab_pipe[i][1]);
-	}
-	CHECK_EQ(ult_shutdown(), 0);
-}
-
-void
-test_io_all_blocked(void)
-{
-	all_blocked_on(1);
-	all_blocked_on(2);
-	all_blocked_on(4);
-}
-
-/* With ULT_SPARE=0 there is no spare, and ult_init says so. */
-void
-test_io_no_spare(void)
-{
-	setenv("ULT_SPARE", "0", 1);
-	rt_init(2, 0);
-	CHECK_EQ(get_long("ult.spare"), 0);
-	CHECK_EQ(ult_shutdown(), 0);
-	setenv("ULT_SPARE", "2", 1);
-	CHECK_EQ(ult_init(NULL), EINVAL);
-	unsetenv("ULT_SPARE");
-}
-
-/* ---- a reader woken by I/O earns ULE's interactive status ---- */
-
-static void *
-ia_reader(void *arg)
-{
-	char c;
-
-	(void)arg;
-	for (int i = 0; i < 200; i++)
-		CHECK_EQ(ult_read(wf_pipe[0], &c, 1), 1);
-	return ((void *)(intptr_t)rt_info(NULL).interact_score);
-}
-
-void
-test_io_interactive(void)
-{
-	ult_thread_t *t;
-	void *score;
-
-	rt_init(2, 0);
-	CHECK_EQ(pipe(wf_pipe), 0);
-	CHECK_EQ(ult_spawn(&t, NULL, ia_reader, NULL), 0);
-	for (int i = 0; i < 200; i++) {
-		usleep(1000);
-		CHECK_EQ(write(wf_pipe[1], "x", 1), 1);
-	}
-	CHECK_EQ(ult_join(t, &score), 0);
-	CHECK((intptr_t)score < 30);
-	close(wf_pipe[0]);
-	close(wf_pipe[1]);
-	CHECK_EQ(ult_shutdown(), 0);
-}
-
-/* ---- an fd wait sleeps at the socket priority (ult.io_boost) ---- */
-
-static void *
-boost_reader(void *arg)
-{
-	char c;
-
-	(void)arg;
-	CHECK_EQ(ult_read(wf_pipe[0], &c, 1), 1);
-	/* Back from the call: the boost is gone. */
-	return ((void *)(intptr_t)rt_info(NULL).priority);
-}
-
-void
-test_io_boost(void)
-{
-	int ule;
-
-	rt_init(2, 0);
-	ule = strcmp(ult_sched_name(), "ULE") == 0;
-	CHECK_EQ(pipe(wf_pipe), 0);
-	for (long on = 1; on >= 0; on--) {
-		ult_thread_t *t;
-		void *after;
-		int asleep;
-
-		set_long("ult.io_boost", on);
-		CHECK_EQ(ult_spawn(&t, NULL, boost_reader, NULL), 0);
-		wait_state(t, ULT_STATE_SLEEPING);
-		asleep = rt_info(t).priority;
-		CHECK_EQ(write(wf_pipe[1], "x", 1), 1);
-		CHECK_EQ(ult_join(t, &after), 0);
-		/* PSOCK (72) while asleep: with the tunable under ULE, always
-		 * under 4BSD; else ULE's static boost, a user priority. */
-		if (on || !ule)
-			CHECK_EQ(asleep, 72);
-		else
-			CHECK(asleep >= 88);
-		CHECK((intptr_t)after >= 88);
-	}
-	close(wf_pipe[0]);
-	close(wf_pipe[1]);
+	rt_sysctl_set("ult.blocking_max", 64);
+	rt_sysctl_set("ult.blocking_idle_ms", 10000);
 	CHECK_EQ(ult_shutdown(), 0);
 }
 
@@ -886,12 +582,13 @@ void
 test_io_blocking_chain(void)
 {
 	rt_init(1, 0);
-	set_long("ult.blocking_idle_ms", 20);
+	rt_sysctl_set("ult.blocking_idle_ms", 20);
 	CHECK_EQ(pipe(wf_pipe), 0);
 	for (int i = 0; i < 20; i++) {
 		ult_thread_t *r, *w;
 
-		for (int k = 0; get_long("ult.blocking_threads") > 1; k++) {
+		for (int k = 0; rt_sysctl_get("ult.blocking_threads") > 1;
+		     k++) {
 			CHECK(k < 10000);
 			usleep(1000);
 		}
@@ -903,7 +600,7 @@ test_io_blocking_chain(void)
 		CHECK_EQ(ult_join(r, NULL), 0);
 		CHECK_EQ(ult_join(w, NULL), 0);
 	}
-	set_long("ult.blocking_idle_ms", 10000);
+	rt_sysctl_set("ult.blocking_idle_ms", 10000);
 	close(wf_pipe[0]);
 	close(wf_pipe[1]);
 	CHECK_EQ(ult_shutdown(), 0);
@@ -1073,7 +770,7 @@ test_io_fork_close(void)
 	rt_init(2, 0);
 	CHECK_EQ(pipe(wf_pipe), 0);
 	CHECK_EQ(ult_spawn(&t, NULL, wf_waiter, NULL), 0);
-	wait_state(t, ULT_STATE_SLEEPING);
+	rt_wait_state(t, ULT_STATE_SLEEPING);
 	if ((pid = fork()) == 0) {
 		/* The child's runtime is gone: a plain close. */
 		_exit(ult_close(wf_pipe[0]) == 0 ? 0 : 1);

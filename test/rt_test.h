@@ -6,6 +6,8 @@
 #ifndef ULT_TEST_RT_TEST_H
 #define ULT_TEST_RT_TEST_H
 
+#include <unistd.h>
+
 #include "test.h"
 #include "ult.h"
 
@@ -27,6 +29,44 @@ rt_info(ult_thread_t *t)
 
 	CHECK_EQ(ult_thread_info(t, &in), 0);
 	return (in);
+}
+
+static inline void
+rt_sysctl_set(const char *name, long v)
+{
+	CHECK_EQ(ult_sysctl(name, NULL, &v), 0);
+}
+
+static inline long
+rt_sysctl_get(const char *name)
+{
+	long v;
+
+	CHECK_EQ(ult_sysctl(name, &v, NULL), 0);
+	return (v);
+}
+
+/* A uthread bound to cpu: one that checks errno after a sleep must not
+ * migrate when TLS is per worker (sanitizer builds), where its &errno,
+ * kept by the compiler, would name another worker's. */
+static inline void
+rt_spawn_on(ult_thread_t **t, int cpu, void *(*fn)(void *), void *arg)
+{
+	struct ult_attr a;
+
+	ult_attr_init(&a);
+	a.cpu = cpu;
+	CHECK_EQ(ult_spawn(t, &a, fn, arg), 0);
+}
+
+/* Wait (from main, a foreign thread) until t is in state. */
+static inline void
+rt_wait_state(ult_thread_t *t, int state)
+{
+	for (int i = 0; rt_info(t).state != state; i++) {
+		CHECK(i < 20000);
+		usleep(500);
+	}
 }
 
 /* The sanitizer builds run without asynchronous preemption. */
