@@ -79,9 +79,9 @@ ult_cond_timedwait(ult_cond_t *c, ult_mutex_t *m, uint64_t deadline)
 static int
 cond_wake(ult_cond_t *c, int all)
 {
-	struct ult__waiter *w;
+	struct ult__waiter *w, *first;
 	uintptr_t self;
-	int n;
+	unsigned n = 0;
 
 	if (c == NULL)
 		return (EINVAL);
@@ -89,22 +89,22 @@ cond_wake(ult_cond_t *c, int all)
 		return (0);
 	self = ult__sync_self_id();
 	ult__sleepq_lock(c);
-	/* Count them out before any can run: a woken waiter may destroy
-	 * the cond at once.  Timeouts need the chain lock: the count holds. */
-	n = ult__sleepq_count(c, all ? INT_MAX : 1);
-	if (n != 0) {
-		ULT_PST_REL(&c->_waiters, ULT_PLD(&c->_waiters) - (unsigned)n);
-		w = ult__sleepq_take(c, n);
-		while (w != NULL) {
-			struct ult__waiter *next = w->next;
-			ult_mutex_t *m = (ult_mutex_t *)(uintptr_t)w->mutex;
+	/* Taken off the queue, they cannot run until resumed: count them
+	 * out first, since a woken waiter may destroy the cond at once. */
+	first = ult__sleepq_take(c, all ? INT_MAX : 1);
+	for (w = first; w != NULL; w = w->next)
+		n++;
+	if (n != 0)
+		ULT_PST_REL(&c->_waiters, ULT_PLD(&c->_waiters) - n);
+	for (w = first; w != NULL;) {
+		struct ult__waiter *next = w->next;
+		ult_mutex_t *m = (ult_mutex_t *)(uintptr_t)w->mutex;
 
-			if (m != NULL && ult__mutex_owned(m, self))
-				ult__mutex_defer(m, w);
-			else
-				ult__sleepq_resume(c, w);
-			w = next;
-		}
+		if (m != NULL && ult__mutex_owned(m, self))
+			ult__mutex_defer(m, w);
+		else
+			ult__sleepq_resume(c, w);
+		w = next;
 	}
 	ult__sleepq_release(c);
 	ult__sync_done();

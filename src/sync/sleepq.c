@@ -103,24 +103,6 @@ ult__sleepq_is_chain_lock(const struct mtx *m)
 }
 
 int
-ult__sleepq_count(const void *wchan, int max)
-{
-	struct sleepq_chain *sc = chain_of(wchan);
-	struct ult__list *n;
-	int c = 0;
-
-	MTX_ASSERT_OWNED(&sc->lock);
-	ULT_LIST_FOREACH (n, &sc->waiters) {
-		if (c >= max)
-			break;
-		if (ULT_CONTAINER_OF(n, struct ult__waiter, link)->wchan ==
-		    wchan)
-			c++;
-	}
-	return (c);
-}
-
-int
 ult__sleepq_signal(const void *wchan)
 {
 	struct sleepq_chain *sc = chain_of(wchan);

@@ -45,8 +45,6 @@ int ult__sleepq_is_chain_lock(const struct mtx *m);
  * reads the channel: one of them sees the other.
  */
 void ult__sleepq_interrupt(struct ult_thread *ut);
-/* Chain locked: how many waiters wchan has, counting up to max. */
-int ult__sleepq_count(const void *wchan, int max);
 /* Chain locked: wake the first waiter / every waiter; returns how many. */
 int ult__sleepq_signal(const void *wchan);
 int ult__sleepq_broadcast(const void *wchan);
