@@ -7,12 +7,12 @@
  * nice, binding and class.  Every object's invariant is checked as it is
  * used (one holder per mutex, no reader beside a writer, at most K
  * semaphore holders, once functions run exactly once, no item lost or
- * duplicated through the condition variable), the policy's queue
- * invariants are checked concurrently, and a watchdog writes the
- * runtime's hang report and aborts when any thread stops making progress
- * or a worker stays asleep in the kernel while its queue holds work (the
- * signature of a lost wakeup, even one that an unrelated wakeup would
- * rescue later).
+ * duplicated through the condition variable).  Beside them (in
+ * rt_harness_watch.c) the policy's queue invariants are checked
+ * concurrently, and a watchdog writes the runtime's hang report and
+ * aborts when any thread stops making progress or a worker stays asleep
+ * in the kernel while its queue holds work (the signature of a lost
+ * wakeup, even one that an unrelated wakeup would rescue later).
  *
  * Four of the uthreads play a fixed pattern instead: a low-priority lock
  * owner bound to the last worker holds a lock across short sleeps, while
@@ -35,40 +35,21 @@
 #include <unistd.h>
 
 #include "core/runtime.h"
+#include "rt_harness.h"
 #include "test.h"
 #include "ult.h"
 
-#define NUTHREADS 24
-#define NPTHREADS 3
-#define NACTORS (NUTHREADS + NPTHREADS)
 #define NMUTEX 4
 #define NONCE 32
 #define QLEN 16
 #define SEM_TOKENS 3
 #define NPATTERN 4 /* actors 0..3: the owner and its realtime waiters */
 
-struct actor {
-	int idx;
-	ult_thread_t *_Atomic ut; /* NULL for a pthread */
-	pthread_t pt;
-	unsigned seed;
-	atomic_long ops;
-	_Atomic uint64_t last; /* ult_now() at the last completed op */
-	atomic_int exempt;     /* in the idle class: may starve legitimately */
-	const char *doing;     /* the op under way, for the hang message */
-};
-
-static struct actor actors[NACTORS];
-static atomic_int stop, failures;
+struct actor harness_actors[NACTORS];
+atomic_int harness_stop, harness_failures;
+uint64_t harness_run_until;
+const char *_Atomic harness_main_doing;
 static atomic_long detached_live, spawned, joined;
-static uint64_t run_until;
-
-#define FAIL(...)                                         \
-	do {                                              \
-		fprintf(stderr, "harness: " __VA_ARGS__); \
-		fputc('\n', stderr);                      \
-		atomic_fetch_add(&failures, 1);           \
-	} while (0)
 
 /* ---- objects and their invariants ---- */
 
@@ -421,7 +402,8 @@ op_blocking(struct actor *a)
 static void
 op_meddle(struct actor *a)
 {
-	struct actor *v = &actors[NPATTERN + rnd(a, NUTHREADS - NPATTERN)];
+	struct actor *v =
+	    &harness_actors[NPATTERN + rnd(a, NUTHREADS - NPATTERN)];
 	ult_thread_t *t = v == a ? NULL : atomic_load(&v->ut);
 	int r = 0, ncpu = ult_ncpu();
 
@@ -449,7 +431,7 @@ op_meddle(struct actor *a)
 		}
 	}
 	/* An actor that saw the end of the run first may have finished. */
-	if (r != 0 && !(r == ESRCH && atomic_load(&stop)))
+	if (r != 0 && !(r == ESRCH && atomic_load(&harness_stop)))
 		FAIL("meddling with actor %d: %d", v->idx, r);
 }
 
@@ -536,7 +518,7 @@ quiet_phase(struct actor *a)
 	if (!quiet_now())
 		return;
 	atomic_store(&a->exempt, 1);
-	ult_sleep_until(end < run_until ? end : run_until);
+	ult_sleep_until(end < harness_run_until ? end : harness_run_until);
 	atomic_store(&a->last, ult_now());
 	atomic_store(&a->exempt, 0);
 }
@@ -546,7 +528,7 @@ actor_loop(struct actor *a)
 {
 	int myerr = 1000 + a->idx;
 
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	while (!atomic_load_explicit(&harness_stop, memory_order_relaxed)) {
 		unsigned k = rnd(a, sizeof(ops) / sizeof(ops[0]));
 
 		if (ops[k].uthread_only && atomic_load(&a->ut) == NULL)
@@ -564,8 +546,8 @@ actor_loop(struct actor *a)
 		quiet_phase(a);
 		atomic_fetch_add(&a->ops, 1);
 		atomic_store(&a->last, ult_now());
-		if (ult_now() >= run_until)
-			atomic_store(&stop, 1);
+		if (ult_now() >= harness_run_until)
+			atomic_store(&harness_stop, 1);
 	}
 	a->doing = "finished";
 }
@@ -608,7 +590,7 @@ pattern_loop(struct actor *a)
 	    ult_bind(NULL, (a->idx - 1) % (ncpu > 1 ? ncpu - 1 : 1)) != 0)
 		FAIL("pattern waiter setup");
 	a->doing = a->idx == 0 ? "pattern owner" : "pattern waiter";
-	while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
+	while (!atomic_load_explicit(&harness_stop, memory_order_relaxed)) {
 		errno_set(myerr);
 		pattern_round(a);
 		if (errno_get() != myerr)
@@ -616,8 +598,8 @@ pattern_loop(struct actor *a)
 			    errno_get());
 		atomic_fetch_add(&a->ops, 1);
 		atomic_store(&a->last, ult_now());
-		if (ult_now() >= run_until)
-			atomic_store(&stop, 1);
+		if (ult_now() >= harness_run_until)
+			atomic_store(&harness_stop, 1);
 	}
 	a->doing = "finished";
 }
@@ -644,154 +626,50 @@ pthread_actor(void *arg)
 	return (NULL);
 }
 
-/* ---- watchers ---- */
-
-static atomic_int watch_stop, check_stop, checks, check_failures;
-/* Held by the watchdog while it reads the runtime's workers, and by the
- * main thread to stop that before ult_shutdown frees them. */
-static pthread_mutex_t sample_lock = PTHREAD_MUTEX_INITIALIZER;
-static int sample_stop; /* under sample_lock */
-static uint64_t hang_ns;
-
-static void *
-checker(void *arg)
-{
-	(void)arg;
-	while (!atomic_load(&check_stop)) {
-		const char *err = ult__rt.sched->check();
-
-		if (err != NULL) {
-			FAIL("policy invariant: %s", err);
-			atomic_fetch_add(&check_failures, 1);
-		}
-		atomic_fetch_add(&checks, 1);
-		usleep(1000);
-	}
-	return (NULL);
-}
-
-/* What the main thread is doing; it must be done within the hang limit
- * after the end of the run. */
-static const char *_Atomic main_doing;
-
-static void
-hang(const char *who, int idx, const char *doing, uint64_t silent)
-{
-	fprintf(stderr,
-	    "harness: HANG: %s %d made no progress for %llu ms (in %s)\n", who,
-	    idx, (unsigned long long)(silent / 1000000), doing);
-	ult__debug_dump(STDERR_FILENO);
-	abort();
-}
-
-/* Samples (10 ms apart) for which a worker may sleep with work queued. */
-#define STRANDED_SAMPLES 20
-
-static void
-stranded(int cpu)
-{
-	fprintf(stderr,
-	    "harness: LOST WAKEUP: worker %d has slept with work queued "
-	    "for %d ms\n",
-	    cpu, STRANDED_SAMPLES * 10);
-	ult__debug_dump(STDERR_FILENO);
-	abort();
-}
-
-static void *
-watchdog(void *arg)
-{
-	int strand[ULT_MAXCPU] = {0};
-
-	(void)arg;
-	for (unsigned tick = 0; !atomic_load(&watch_stop); tick++) {
-		uint64_t now = ult_now();
-
-		pthread_mutex_lock(&sample_lock);
-		for (int c = 0; !sample_stop && c < ult_ncpu(); c++) {
-			strand[c] = ult__worker_stranded(c) ? strand[c] + 1 : 0;
-			if (strand[c] >= STRANDED_SAMPLES)
-				stranded(c);
-		}
-		pthread_mutex_unlock(&sample_lock);
-		usleep(10000);
-		if (tick % 10 != 0)
-			continue;
-
-		for (int i = 0; i < NACTORS; i++) {
-			struct actor *a = &actors[i];
-			uint64_t last = atomic_load(&a->last);
-
-			if (atomic_load(&stop) || atomic_load(&a->exempt))
-				continue;
-			if (now > last && now - last > hang_ns)
-				hang("actor", i, a->doing, now - last);
-		}
-		if (now > run_until && now - run_until > hang_ns)
-			hang("the main thread", 0, atomic_load(&main_doing),
-			    now - run_until);
-	}
-	return (NULL);
-}
-
-static uint64_t
-env_ms(const char *var, uint64_t dflt)
-{
-	const char *s = getenv(var);
-
-	return (
-	    (s != NULL && *s != '\0' ? (uint64_t)atoll(s) : dflt) * 1000000ull);
-}
-
 static void
 harness(int ncpu, int preempt)
 {
 	struct ult_config cfg = {0};
-	pthread_t chk, wd;
-	long mtotal = 0;
+	long mtotal = 0, checks;
 	int v;
 
 	cfg.ncpu = ncpu;
 	cfg.preempt = preempt ? 1 : -1;
 	CHECK_EQ(ult_init(&cfg), 0);
-	hang_ns = env_ms("ULT_STRESS_HANG_MS", 20000);
-	run_until = ult_now() + env_ms("ULT_STRESS_MS", 1500);
+	harness_run_until = ult_now() + harness_env_ms("ULT_STRESS_MS", 1500);
 	for (int i = 0; i < NMUTEX; i++)
 		CHECK_EQ(ult_mutex_init(&mtx[i]), 0);
 	CHECK_EQ(ult_sem_init(&sem, SEM_TOKENS), 0);
 	for (int i = 0; i < NONCE; i++)
 		once[i] = (ult_once_t)ULT_ONCE_INIT;
 	for (int i = 0; i < NACTORS; i++) {
-		struct actor *a = &actors[i];
+		struct actor *a = &harness_actors[i];
 
 		a->idx = i;
 		a->seed = (unsigned)i * 2654435761u + 17;
 		a->doing = "starting";
 		atomic_store(&a->last, ult_now());
 	}
-	CHECK_EQ(pthread_create(&chk, NULL, checker, NULL), 0);
-	CHECK_EQ(pthread_create(&wd, NULL, watchdog, NULL), 0);
+	harness_watch_start(harness_env_ms("ULT_STRESS_HANG_MS", 20000));
 	for (int i = 0; i < NUTHREADS; i++) {
 		ult_thread_t *t;
 
-		CHECK_EQ(ult_spawn(&t, NULL, uthread_actor, &actors[i]), 0);
-		atomic_store(&actors[i].ut, t);
+		CHECK_EQ(ult_spawn(&t, NULL, uthread_actor, &harness_actors[i]),
+		    0);
+		atomic_store(&harness_actors[i].ut, t);
 	}
 	for (int i = NUTHREADS; i < NACTORS; i++)
-		CHECK_EQ(pthread_create(&actors[i].pt, NULL, pthread_actor,
-			     &actors[i]),
+		CHECK_EQ(pthread_create(&harness_actors[i].pt, NULL,
+			     pthread_actor, &harness_actors[i]),
 		    0);
 
-	atomic_store(&main_doing, "joining the actors");
+	atomic_store(&harness_main_doing, "joining the actors");
 	for (int i = 0; i < NUTHREADS; i++)
-		CHECK_EQ(ult_join(atomic_load(&actors[i].ut), NULL), 0);
+		CHECK_EQ(ult_join(atomic_load(&harness_actors[i].ut), NULL), 0);
 	for (int i = NUTHREADS; i < NACTORS; i++)
-		CHECK_EQ(pthread_join(actors[i].pt, NULL), 0);
-	atomic_store(&check_stop, 1);
-	pthread_join(chk, NULL);
-	pthread_mutex_lock(&sample_lock);
-	sample_stop = 1;
-	pthread_mutex_unlock(&sample_lock);
+		CHECK_EQ(pthread_join(harness_actors[i].pt, NULL), 0);
+	checks = harness_checker_stop();
+	harness_sample_stop();
 	{
 		/* What the raw blocking calls made of the handoff. */
 		struct ult_cpu_info ci;
@@ -805,10 +683,9 @@ harness(int ncpu, int preempt)
 		    "harness: %llu handoffs, the spare in service %ld times\n",
 		    (unsigned long long)h, runs);
 	}
-	atomic_store(&main_doing, "ult_shutdown");
+	atomic_store(&harness_main_doing, "ult_shutdown");
 	CHECK_EQ(ult_shutdown(), 0);
-	atomic_store(&watch_stop, 1);
-	pthread_join(wd, NULL);
+	harness_watch_stop();
 
 	/* What the objects say after everything has finished. */
 	for (int i = 0; i < NMUTEX; i++)
@@ -828,15 +705,15 @@ harness(int ncpu, int preempt)
 	CHECK_EQ(atomic_load(&detached_live), 0);
 	for (int i = 0; i < NONCE; i++)
 		CHECK(atomic_load(&once_runs[i]) <= 1);
-	CHECK(atomic_load(&checks) > 0);
-	CHECK_EQ(atomic_load(&failures), 0);
+	CHECK(checks > 0);
+	CHECK_EQ(atomic_load(&harness_failures), 0);
 	for (int i = 0; i < NACTORS; i++)
-		CHECK(atomic_load(&actors[i].ops) > 0);
+		CHECK(atomic_load(&harness_actors[i].ops) > 0);
 	printf("%d workers, preemption %s: %ld lock sections, %ld items, "
 	       "%ld children, %ld owner rounds, %d queue checks\n",
 	    ncpu, preempt ? "on" : "off", mtotal, produced,
-	    atomic_load(&spawned), atomic_load(&actors[0].ops),
-	    atomic_load(&checks));
+	    atomic_load(&spawned), atomic_load(&harness_actors[0].ops),
+	    (int)checks);
 }
 
 void
