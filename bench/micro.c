@@ -90,9 +90,9 @@
 #define MAXTHR 8
 
 const char *const rtname[RT_N] = {"ult", "pthread"};
-static const char *ult_rt = "ult"; /* what RT_ULT starts (tls_cost) */
-int rounds;			   /* 0 until main has read the command line */
-static int all_ncpu; /* workers for the "all workers" cases; 0: all */
+const char *ult_rt = "ult"; /* what RT_ULT starts (tls_cost) */
+int rounds;		    /* 0 until main has read the command line */
+int all_ncpu;		    /* workers for the "all workers" cases; 0: all */
 
 /* ---- what every case runs on ---- */
 
@@ -214,7 +214,7 @@ yielder(void *arg)
 	return (NULL);
 }
 
-static double
+double
 yield_ns(int r, long n)
 {
 	long slice = 1000000;
@@ -253,7 +253,7 @@ spawn_loop(void *arg)
 	return ((void *)(uintptr_t)(ult_now() - t0));
 }
 
-static double
+double
 create_join_ns(int r, long n)
 {
 	long warm = n / 10 < 1000 ? n / 10 : 1000;
@@ -329,7 +329,7 @@ futex_calls(void)
 /* futex calls per handoff in the last ult round (all workers) */
 static double handoff_futex = -1;
 
-static double
+double
 mutex_handoff_ns(int r, long n)
 {
 	void *arg[2] = {(void *)0, (void *)1};
@@ -513,8 +513,8 @@ one_worker(const char *c, const char *metric, double (*f)(int, long), long n)
 }
 
 /* The size of a case: full, or quick (smaller still under a sanitizer). */
-static long
-size(long full, long q)
+long
+case_size(long full, long q)
 {
 	if (!bw_quick)
 		return (full);
@@ -532,7 +532,7 @@ static void
 case_bare_switch(void)
 {
 	bw_emit("bare_switch", rtname[RT_ULT], "ns/op", 2,
-	    median_of(bare_ns, RT_ULT, size(1000000, 100000)));
+	    median_of(bare_ns, RT_ULT, case_size(1000000, 100000)));
 }
 
 static double
@@ -569,7 +569,7 @@ case_skynet_10k(void)
 static void
 case_mutex_handoff(void)
 {
-	long n = size(100000, 2000);
+	long n = case_size(100000, 2000);
 
 	pair("mutex_handoff", "ns/op", mutex_handoff_ns, n, n);
 	bw_emit("mutex_handoff", rtname[RT_ULT], "futex/op", 3, handoff_futex);
@@ -589,93 +589,6 @@ case_thread_ring(void)
 		bw_emit("thread_ring", rtname[r], "result", 0,
 		    (double)(n % RING + 1));
 	one_worker("thread_ring", "ns/op", thread_ring_ns, n);
-}
-
-/*
- * What per-uthread TLS costs: the ult figures of yield and create_join
- * with it and with per-worker TLS, one round of each in turn so that
- * both meet the same machine.
- */
-static void
-case_tls_cost(void)
-{
-	static const struct {
-		const char *name;
-		double (*f)(int, long);
-		long full, quick;
-		int ncpu; /* create_join's workers; 0: all */
-	} k[] = {
-	    {"yield_tls", yield_ns, 1000000, 20000, 0},
-	    {"create_join_tls", create_join_ns, 100000, 5000, 0},
-	    {"create_join_tls_w1", create_join_ns, 100000, 5000, 1},
-	};
-	long on = 0;
-
-	bw_rt_start("ult", 1, 0);
-	bw_must(ult_sysctl("ult.tls", &on, NULL), "sysctl");
-	bw_rt_stop();
-	fprintf(stderr, "  per-uthread TLS %s\n",
-	    on ? "in force" : "NOT in force (ult_init said why)");
-	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
-		double v[2][MAXROUNDS], u, w;
-		long n = size(k[i].full, k[i].quick);
-
-		all_ncpu = k[i].ncpu;
-		for (int j = 0; j < rounds; j++)
-			for (int m = 0; m < 2; m++) {
-				ult_rt = m ? "ult-tlsworker" : "ult";
-				v[m][j] = k[i].f(RT_ULT, n);
-			}
-		ult_rt = "ult";
-		all_ncpu = 0;
-		u = bw_median(v[0], rounds);
-		w = bw_median(v[1], rounds);
-		bw_emit(k[i].name, "ult", "ns/op", 1, u);
-		bw_emit(k[i].name, "ult-tlsworker", "ns/op", 1, w);
-		fprintf(stderr,
-		    "  %s: per-uthread TLS %.1f, per-worker %.1f ns/op "
-		    "(%+.1f)\n",
-		    k[i].name, u, w, u - w);
-	}
-}
-
-static void
-case_trace_cost(void)
-{
-	static const struct {
-		const char *name;
-		double (*f)(int, long);
-		long full, quick;
-	} k[] = {
-	    {"yield_trace", yield_ns, 200000, 20000},
-	    {"mutex_handoff_trace", mutex_handoff_ns, 100000, 10000},
-	    {"create_join_trace", create_join_ns, 50000, 5000},
-	};
-	const char *dir = getenv("TMPDIR");
-	char path[512];
-
-	snprintf(path, sizeof(path), "%s/ult-micro-trace-%d.json",
-	    dir != NULL ? dir : "/tmp", (int)getpid());
-	for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
-		double v[2][MAXROUNDS], off, on;
-		long n = size(k[i].full, k[i].quick);
-
-		for (int j = 0; j < rounds; j++)
-			for (int m = 0; m < 2; m++) {
-				if (m)
-					setenv("ULT_TRACE", path, 1);
-				v[m][j] = k[i].f(RT_ULT, n);
-				unsetenv("ULT_TRACE");
-				remove(path);
-			}
-		off = bw_median(v[0], rounds);
-		on = bw_median(v[1], rounds);
-		bw_emit(k[i].name, "ult", "ns/op", 1, off);
-		bw_emit(k[i].name, "ult+trace", "ns/op", 1, on);
-		fprintf(stderr,
-		    "  %s: tracing off %.1f, on %.1f ns/op (on/off %.2fx)\n",
-		    k[i].name, off, on, off > 0 ? on / off : 0.0);
-	}
 }
 
 /*
@@ -784,8 +697,8 @@ run_case(const struct mcase *c)
 		c->own();
 		return;
 	}
-	n = size(c->full, c->quick);
-	n_pt = c->pt_full != 0 ? size(c->pt_full, c->pt_quick) : n;
+	n = case_size(c->full, c->quick);
+	n_pt = c->pt_full != 0 ? case_size(c->pt_full, c->pt_quick) : n;
 	pair(c->name, c->metric, c->f, n, n_pt);
 	if (c->w1)
 		one_worker(c->name, c->metric, c->f, n);

@@ -1,5 +1,5 @@
 /*
- * micro: what micro.c and micro_tree.c share.
+ * micro: what micro.c, micro_tree.c and micro_cost.c share.
  */
 #ifndef BENCH_MICRO_H
 #define BENCH_MICRO_H
@@ -25,8 +25,18 @@ extern int rounds;	       /* rounds per figure */
 extern _Atomic uint64_t t_end; /* the last finish, see mark_end() */
 
 /* micro.c */
+extern const char *ult_rt; /* what RT_ULT starts */
+extern int all_ncpu;	   /* workers for the "all workers" cases; 0: all */
 void rt_start(int r, int ncpu);
 void mark_end(void);
+long case_size(long full, long quick);
+double yield_ns(int r, long n);
+double create_join_ns(int r, long n);
+double mutex_handoff_ns(int r, long n);
+
+/* micro_cost.c */
+void case_tls_cost(void);
+void case_trace_cost(void);
 
 /* micro_tree.c */
 double thread_ring_ns(int r, long n);
