@@ -13,10 +13,11 @@ static __thread _Alignas(8) char foreign_token;
 uintptr_t
 ult__sync_self_id(void)
 {
-	struct ult_thread *ut = ult__self_ut();
+	/* No switch here: the worker may be read directly. */
+	struct ult__worker *k = ult__tls_worker;
 
-	if (ut != NULL)
-		return ((uintptr_t)ut);
+	if (k != NULL && k->curthread != &k->idle)
+		return ((uintptr_t)k->curthread);
 	return ((uintptr_t)&foreign_token | SYNC_ID_FOREIGN);
 }
 
