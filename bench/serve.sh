@@ -6,7 +6,7 @@
 # The servers answer alike (one parser and one page, examples/http.c):
 #   ult      examples/httpd, a uthread per connection, on 2 workers
 #   ult-hn   the same with ULT_HOST_NICE=1: a worker running a nice +10
-#            uthread is at nice +10 on the host (src/core/host_nice.c)
+#            uthread is at nice +10 on the host (src/kern/host_nice.c)
 #   pthread  bench/serve_pthread, a kernel thread per connection
 #   epoll    bench/serve_epoll, one thread running an epoll loop
 # Each is measured by `wrk -t2 -c64' for 5 s (--quick: 1 s) after a 1 s

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/runtime.h"
+#include "kern/runtime.h"
 #include "rt_test.h"
 #include "test.h"
 #include "ult.h"

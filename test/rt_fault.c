@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/runtime.h"
+#include "kern/runtime.h"
 #include "test.h"
 #include "ult.h"
 

@@ -34,7 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/runtime.h"
+#include "kern/runtime.h"
 #include "rt_harness.h"
 #include "test.h"
 #include "ult.h"

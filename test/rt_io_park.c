@@ -8,7 +8,7 @@
  */
 #include <unistd.h>
 
-#include "io/io.h"
+#include "kern/io.h"
 #include "rt_test.h"
 #include "test.h"
 

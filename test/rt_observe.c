@@ -330,7 +330,7 @@ foreign_spawner(void *arg)
 	return (NULL);
 }
 
-unsigned ult__trace_rings_held(void); /* src/core/trace.h */
+unsigned ult__trace_rings_held(void); /* src/obs/trace.h */
 
 /* 100 short-lived threads record events, each in a ring of its own: the
  * rings of those that exited are freed while the trace goes on, and every
@@ -648,7 +648,7 @@ test_trace_kinds(void)
 
 /* ---- a foreign observer of recycled thread structs ---- */
 
-#include "core/runtime.h"
+#include "kern/runtime.h"
 
 enum {
 	OBS_MAX = 512

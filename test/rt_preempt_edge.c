@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "arch/cpu.h"
-#include "core/runtime.h"
+#include "kern/runtime.h"
 #include "rt_test.h"
 #include "test.h"
 #include "ult.h"

@@ -1,5 +1,5 @@
 /*
- * Locks held through libc's API defer preemption (src/core/preempt_shim.c):
+ * Locks held through libc's API defer preemption (src/kern/preempt_shim.c):
  * the count each wrapper keeps, and uthreads that hold each kind of lock
  * under constant preemption.  C11 mtx_* are in rt_preempt_c11.c (the
  * runtime's own spin lock has their names).
@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/runtime.h"
+#include "kern/runtime.h"
 #include "rt_preempt_locks.h"
 #include "test.h"
 #include "ult.h"

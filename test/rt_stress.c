@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "core/runtime.h"
+#include "kern/runtime.h"
 #include "test.h"
 #include "ult.h"
 

@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <string.h>
 
-#include "core/runtime.h"
+#include "kern/runtime.h"
 #include "test.h"
 #include "ult.h"
 

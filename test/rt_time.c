@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "test.h"
-#include "time/timer.h"
+#include "kern/timer.h"
 #include "ult.h"
 
 /* ---- the heaps themselves, without the runtime ---------------------- */

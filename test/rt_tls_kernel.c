@@ -17,7 +17,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "core/runtime.h"
+#include "kern/runtime.h"
 #include "rt_test.h"
 #include "rt_tls.h"
 

@@ -26,7 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/shm_layout.h"
+#include "obs/shm_layout.h"
 #include "ult.h"
 
 static const struct ult_shm *seg;

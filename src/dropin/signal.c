@@ -12,7 +12,7 @@
 
 #include "arch/cpu.h"
 
-#include "core/runtime.h"
+#include "kern/runtime.h"
 #include "dropin.h"
 
 static int

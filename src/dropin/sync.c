@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "dropin.h"
-#include "sync/sync.h"
+#include "api/sync.h"
 
 struct dp_mutex {
 	ult_mutex_t m;

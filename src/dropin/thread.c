@@ -16,9 +16,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "core/runtime.h"
+#include "kern/runtime.h"
 #include "dropin.h"
-#include "sync/sleepq.h"
+#include "kern/sleepq.h"
 
 static __thread struct dp_thread *self_dp;
 static unsigned long _Atomic nthreads;

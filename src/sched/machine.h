@@ -1,6 +1,6 @@
 /*
  * What a scheduling policy may ask of its host.  The runtime implements
- * these on real workers (src/core/machine.c); the simulator on virtual
+ * these on real workers (src/kern/machine.c); the simulator on virtual
  * CPUs and virtual time (sim/).  The choice is made at link time; a policy
  * file includes this and util/ headers, nothing else of the host.
  */

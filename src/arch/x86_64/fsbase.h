@@ -1,11 +1,11 @@
 /*
  * The x86-64 thread pointer: the FS segment base, which glibc points at
  * the running thread's descriptor (TLS variant II: static TLS lies below
- * it).  With per-uthread TLS the switch path writes it (core/tls.h).
+ * it).  With per-uthread TLS the switch path writes it (kern/tls.h).
  *
  * rdfsbase/wrfsbase are user instructions only where the CPU has
  * FSGSBASE and the kernel enabled it (Linux 5.9+, AT_HWCAP2 bit 1);
- * elsewhere they fault, so callers check first (core/tls.c).  The thread
+ * elsewhere they fault, so callers check first (kern/tls.c).  The thread
  * pointer itself is also the descriptor's first word, readable anywhere.
  */
 #ifndef ULT_ARCH_X86_64_FSBASE_H

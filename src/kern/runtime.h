@@ -17,9 +17,9 @@
 #include "../os/linux/os.h"
 #include "../sched/machine.h"
 #include "../sched/sched.h"
-#include "../time/timer.h"
+#include "timer.h"
 #include "../util/list.h"
-#include "trace.h"
+#include "../obs/trace.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 #define ULT_NOIPA __attribute__((noipa))
@@ -101,7 +101,7 @@ struct ult_thread {
 	 * intr is set by the thread around such a wait (s, a); intr_pending
 	 * by ult__sleepq_interrupt (a), consumed by the wait it ends. */
 	atomic_int intr, intr_pending;
-	/* locks (src/sync/turnstile.c) */
+	/* locks (src/kern/turnstile.c) */
 	struct ult__turnstile *ts_spare;   /* (s) NULL while lent to a lock;
 					      handed back under q */
 	struct ult__turnstile *ts_blocked; /* (q) blocked on */
@@ -110,7 +110,7 @@ struct ult_thread {
 	struct ult__list contested;	   /* (x) turnstiles of locks it owns */
 	atomic_int ncontested; /* (x) their number; read without x too */
 	atomic_int oncpu;      /* (s, a) running now: lock waiters spin on it */
-	/* preemption (src/core/preempt.c): (s, a), plain loads and stores
+	/* preemption (src/kern/preempt.c): (s, a), plain loads and stores
 	 * in effect; atomic because reports and tests read them */
 	atomic_int nopreempt; /* locks held through libc (preempt_shim.c) */
 	atomic_int sc_nest;   /* ult_schedctl_start depth */

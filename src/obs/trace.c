@@ -21,7 +21,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "../kern/runtime.h"
 #include "trace.h"
 
 #define TBUF_DEFAULT (1u << 16) /* records a ring: 3 MiB */

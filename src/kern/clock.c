@@ -19,8 +19,8 @@
 #include <pthread.h>
 #include <sys/prctl.h>
 
-#include "../core/runtime.h"
-#include "../io/io.h"
+#include "runtime.h"
+#include "io.h"
 
 #define STAT_PERIOD_NS (1000000000ull / ULT_STATHZ)
 

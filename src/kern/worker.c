@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "../arch/cpu.h"
-#include "../io/io.h"
+#include "io.h"
 #include "runtime.h"
 #include "tls.h"
 

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../sync/sleepq.h"
-#include "runtime.h"
+#include "../kern/sleepq.h"
+#include "../kern/runtime.h"
 
 static void
 put(void *arg, const char *line)

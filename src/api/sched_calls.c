@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <sched.h>
 
-#include "runtime.h"
+#include "../kern/runtime.h"
 
 /* ult's classes as FreeBSD's: a class and, outside timeshare, a fixed
  * user priority in its band (td locked). */

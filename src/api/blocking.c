@@ -10,10 +10,10 @@
 #include <pthread.h>
 #include <time.h>
 
-#include "../core/runtime.h"
-#include "../sync/sleepq.h"
+#include "../kern/runtime.h"
+#include "../kern/sleepq.h"
 #include "../util/fault.h"
-#include "io.h"
+#include "../kern/io.h"
 
 atomic_int ult__blocking_max = 64;
 atomic_int ult__blocking_idle_ms = 10000;

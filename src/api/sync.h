@@ -8,10 +8,10 @@
 
 #include <stdint.h>
 
-#include "../core/runtime.h"
-#include "sleepq.h"
-#include "turnstile.h"
-#include "waiter.h"
+#include "../kern/runtime.h"
+#include "../kern/sleepq.h"
+#include "../kern/turnstile.h"
+#include "../kern/waiter.h"
 
 /*
  * Adaptive spinning: wait a little for a lock whose owner is running on

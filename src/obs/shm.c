@@ -19,7 +19,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "../kern/runtime.h"
 #include "shm.h"
 #include "shm_layout.h"
 

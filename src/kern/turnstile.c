@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "../core/runtime.h"
+#include "runtime.h"
 #include "sleepq.h"
 #include "turnstile.h"
 

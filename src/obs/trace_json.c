@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "../kern/runtime.h"
 #include "trace.h"
 
 /* ---- a small map: uthread id -> name ---- */

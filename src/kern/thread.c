@@ -1,7 +1,8 @@
 /*
  * uthread lifecycle: the thread slab, spawn, exit, join, detach.  The
  * per-thread calls that act through the scheduler (yield, nice, bind,
- * class) are in sched_calls.c, sleeping and the clock in src/time/.
+ * class) are in src/api/sched_calls.c, sleeping in src/api/sleep.c and
+ * the clock in clock.c.
  *
  * Handles stay valid memory for the life of the runtime: thread structs
  * come from a slab that is only released at shutdown and are recycled in
@@ -22,10 +23,10 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#include "../sync/sleepq.h"
-#include "../sync/turnstile.h"
+#include "sleepq.h"
+#include "turnstile.h"
 #include "runtime.h"
-#include "stats.h"
+#include "../obs/stats.h"
 #include "tls.h"
 
 /*

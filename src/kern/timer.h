@@ -1,6 +1,6 @@
 /*
  * One-shot timers on per-CPU min-heaps, expired by the clock thread
- * (src/core/clock.c) exactly at their deadline.  A timer is owned by one
+ * (clock.c) exactly at their deadline.  A timer is owned by one
  * thread at a time: it is added by its owner and cancelled by its owner;
  * only the expiry runs elsewhere, and ult__timer_cancel() waits for an
  * expiry in progress, so after it returns nothing touches the timer.

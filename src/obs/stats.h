@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "runtime.h"
+#include "../kern/runtime.h"
 
 /* ULT_STATS=1: a histogram per uthread and the report at the end. */
 extern int ult__stats_on;

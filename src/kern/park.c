@@ -8,7 +8,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "../core/runtime.h"
+#include "runtime.h"
 #include "io.h"
 
 enum {

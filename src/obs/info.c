@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../io/io.h"
-#include "runtime.h"
+#include "../kern/io.h"
+#include "../kern/runtime.h"
 
 int
 ult_ncpu(void)

@@ -21,8 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../core/runtime.h"
-#include "io.h"
+#include "../kern/runtime.h"
+#include "../kern/io.h"
 
 /* Enough iovecs for the stand-ins' own copy; larger arrays go to the
  * heap. */

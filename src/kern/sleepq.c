@@ -7,7 +7,7 @@
  */
 #include <errno.h>
 
-#include "../core/runtime.h"
+#include "runtime.h"
 #include "sleepq.h"
 #include "turnstile.h"
 

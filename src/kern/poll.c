@@ -22,8 +22,8 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "../core/runtime.h"
-#include "../sync/sleepq.h"
+#include "runtime.h"
+#include "sleepq.h"
 #include "io.h"
 
 #define IO_CHUNK 1024

@@ -6,8 +6,8 @@
 #include <errno.h>
 #include <time.h>
 
-#include "../core/runtime.h"
-#include "../sync/sleepq.h"
+#include "../kern/runtime.h"
+#include "../kern/sleepq.h"
 
 int
 ult_sleep_until(uint64_t deadline)

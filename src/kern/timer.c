@@ -18,7 +18,7 @@
 #include <stdlib.h>
 
 #include "../arch/cpu.h"
-#include "../core/runtime.h"
+#include "runtime.h"
 #include "../util/mem.h"
 #include "timer.h"
 

@@ -18,10 +18,10 @@
 #include <stdlib.h>
 
 #include "runtime.h"
-#include "stats.h"
+#include "../obs/stats.h"
 #include "tls.h"
-#include "trace.h"
-#include "../io/io.h"
+#include "../obs/trace.h"
+#include "io.h"
 
 __thread struct ult__worker *ult__tls_worker
     __attribute__((tls_model("initial-exec")));

@@ -4,7 +4,7 @@
 #include <errno.h>
 
 #include "../arch/cpu.h"
-#include "../core/runtime.h"
+#include "runtime.h"
 #include "waiter.h"
 
 /* Only its address matters; aligned so the id's flag bits are free. */

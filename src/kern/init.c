@@ -9,10 +9,10 @@
 #include <unistd.h>
 
 #include "../util/mem.h"
-#include "../io/io.h"
+#include "io.h"
 #include "runtime.h"
-#include "shm.h"
-#include "stats.h"
+#include "../obs/shm.h"
+#include "../obs/stats.h"
 #include "tls.h"
 
 struct ult__runtime ult__rt;
