@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "kern/runtime.h"
+#include "util/fault.h"
 #include "test.h"
 #include "ult.h"
 

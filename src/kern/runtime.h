@@ -411,11 +411,6 @@ void ult__thread_slab_fini(void);
 void ult__thread_foreach(void (*fn)(struct ult_thread *, void *), void *arg,
     int hang);
 
-/* fault.c: read ULT_FAULT (once; EINVAL if malformed), and how many
- * failures it has injected so far.  Debug builds only; elsewhere 0. */
-int ult__fault_setup(void);
-long ult__fault_injected(void);
-
 /* debug.c: the hang report, written to fd. */
 void ult__debug_dump(int fd);
 

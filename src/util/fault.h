@@ -18,10 +18,15 @@ enum {
 };
 
 #ifdef ULT_INVARIANTS
-/* Provided by the host: 1 if this allocation of `kind' must fail. */
+/* 1 if this allocation of `kind' must fail (fault.c). */
 int ult__fault(int kind);
 #else
 #define ult__fault(kind) 0
 #endif
+
+/* fault.c: read ULT_FAULT (once; EINVAL if malformed), and how many
+ * failures it has injected so far.  Debug builds only; elsewhere 0. */
+int ult__fault_setup(void);
+long ult__fault_injected(void);
 
 #endif

@@ -1,5 +1,5 @@
 /*
- * The runtime's side of fault injection (util/fault.h), compiled into
+ * Fault injection (fault.h), compiled into
  * debug builds only.  ULT_FAULT is read once, at the first ult_init; the
  * counts run for the life of the process, so that a retried ult_init, or
  * anything after the failure, finds the system working again.
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../util/fault.h"
-#include "runtime.h"
+#include "atomic.h"
+#include "fault.h"
 
 #ifdef ULT_INVARIANTS
 
