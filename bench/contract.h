@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The contract every benchmark program follows (bench/README.md): its
  * command line, its result lines on stdout, and how it fails.

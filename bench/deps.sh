@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Install what the benchmark suite compares against and plots with, from
 # Debian's packages: sysbench, ministat, Go, Boost.Fiber (with g++),
 # gnuplot, wrk (the HTTP load of bench/serve.sh), and the programs that

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Unmodified Debian programs on kernel threads and under ult-run:
 #   bench/dropin.sh <build-dir> [--quick]
 # Experiment dropin, runtimes pthread (the program as it is: kernel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * hint: Robert Love's scheduler-hint semaphore test.  Five threads share one
  * semaphore (initial value 1); each loops a fixed number of times: compute,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * latency: wakeup latency in the manner of schbench (Chris Mason's
  * scheduler benchmark), the delay between "you may run" and running.

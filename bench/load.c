@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Host load for micro's loaded mode: one process per CPU that spins, so
  * every worker shares its CPU with a thread the host schedules against

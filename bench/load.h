@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Host load for the loaded mode (load.c). */
 #ifndef BENCH_LOAD_H
 #define BENCH_LOAD_H

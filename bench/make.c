@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * make: a synthetic parallel make ("mkdag", specified in bench/README.md),
  * the buildworld analogue.  What make -jN stresses in a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * micro: experiment `micro` of the benchmark contract.  Each case runs the
  * same code on uthreads (runtime `ult`, policy ULE) and on kernel threads

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * micro: what micro.c, micro_tree.c and micro_cost.c share.
  */

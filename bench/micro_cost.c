@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * micro: the cases that price a feature rather than a runtime: tls_cost
  * (per-uthread TLS against per-worker) and trace_cost (ULT_TRACE on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * micro: the cases with hundreds of threads and more: thread_ring (503
  * threads pass a token) and skynet (a 10-ary tree, a fresh process a round).

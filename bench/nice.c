@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * nice: CPU shares of eleven CPU hogs at nice -20, -16, ..., +20 that
  * share one CPU, and the wakeup latency of an interactive thread that

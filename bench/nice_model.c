@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * nice: the shares of the `model' runtime: an independent model of ULE-C's
  * timeshare calendar (docs/ULE.md section 10), written from the algorithm,

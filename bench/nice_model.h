@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * nice: the independent single-CPU model of ULE's nice shares
  * (docs/ULE.md section 10).

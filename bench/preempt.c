@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * preempt: what asynchronous preemption costs a CPU-bound uthread.  A busy
  * loop runs on one worker for S seconds with preemption on (the default)

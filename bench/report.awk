@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Turn the suite's result lines into one markdown table per experiment.
 #
 #   awk -v ex=micro -v base=pthread -f bench/report.awk results.tsv

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Write report.md from a suite run: report.sh <out-dir> "<plots>" "<failed>"
 set -u
 out=$1 plots=$2 failed=$3

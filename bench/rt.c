@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * One interface over uthreads and kernel threads; see rt.h.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * One interface over the two kinds of threads the programs compare:
  * uthreads (ult, under either policy) and kernel threads (pthread).  A

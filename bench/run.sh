@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # The benchmark suite: run every experiment, its peers, and write a report.
 #   bench/run.sh <build-dir> <out-dir>          (make bench)
 # BENCH picks the mode, words separated by spaces or commas: quick (smoke

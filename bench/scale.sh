@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # scale: SIMULATED.  sysbench threads on 1 to 1,024 virtual CPUs (up to
 # 64 with --quick), both policies, from ultsim (sim/), which runs
 # the runtime's own policy code in virtual time with the lock-cost model of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # The serve experiment's table and targets, for report.md:
 #
 #   awk -f bench/serve.awk results.tsv

@@ -1,3 +1,4 @@
+-- SPDX-License-Identifier: BSD-2-Clause
 -- wrk script of bench/serve.sh: at the end of a run, one line with the
 -- exact figures (wrk's own summary rounds them and changes units).
 -- Latencies are in microseconds.

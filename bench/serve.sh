@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # serve: an HTTP/1.1 keep-alive server under wrk on loopback, three ways.
 #
 #   bench/serve.sh <build-dir> [--quick]      (bench/run.sh runs it)

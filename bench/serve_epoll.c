@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * serve_epoll: examples/httpd.c's server as one thread running an epoll
  * loop over non-blocking sockets, the event-driven baseline of

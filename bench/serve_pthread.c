@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * serve_pthread: examples/httpd.c's server with a kernel thread per
  * connection instead of a uthread, the 1:1 baseline of bench/serve.sh.

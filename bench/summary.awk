@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # One-screen console summary of a suite run: the headline row of each
 # experiment, every runtime that produced it.  Input: results.tsv.
 BEGIN {

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # The fast-path targets, checked against the peers of the same run:
 #
 #   awk -f bench/targets.awk results.tsv

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * threads: sysbench's `threads' workload (sysbench --test=threads).  T
  * threads; each event takes mutex (event mod M), yields and unlocks,

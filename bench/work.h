@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Helpers shared by the benchmark programs: a clock, a calibrated busy
  * loop, the CPUs the process may use, a watchdog and order statistics.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * echo: a TCP echo server on ult, one uthread per connection.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * http: request parsing and the responses, for examples/httpd.c and the
  * benchmark's servers; see http.h.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * http: the protocol half of examples/httpd.c, kept apart from the I/O so
  * that the very same parser answers in ult's httpd and in the kernel-thread

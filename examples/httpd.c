@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * httpd: a small HTTP/1.1 server on ult, one uthread per connection.
  *

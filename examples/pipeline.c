@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pipeline: three stages of uthreads passing items through bounded
  * queues, beside a CPU hog at nice +10.

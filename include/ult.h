@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ult: user-level threads on per-CPU workers, scheduled by a port of
  * FreeBSD's ULE scheduler.

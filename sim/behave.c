@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The behaviours of ultsim's thread groups, as struct sim_behaviour
  * callbacks: sleepers, fork-join trees, a make-like DAG, and lockers

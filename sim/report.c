@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ultsim's statistics: collected by the simulator's hooks from the end of
  * the warm-up on, printed as plain tables in a fixed order so that the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ultsim's measurements: what the simulator's hooks collect after the
  * warm-up, the metrics computed from them, the tables and the checks of

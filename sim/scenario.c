@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ultsim's scenario files and the behaviours of their thread groups.
  * Every random draw comes from a per-thread splitmix64 stream seeded by

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ultsim's scenarios: the file format (docs/ULTSIM.md), the thread groups
  * it declares, and the behaviours that play them on the simulator.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The simulator's event loop: threads, switching, the tick.  machine.h
  * for its virtual CPUs is sim_mach.c; the sub-tick engine, sim_fine.c.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The deterministic simulator: machine.h on virtual CPUs and virtual
  * time, driving the unchanged policy objects.  Time advances in hz ticks

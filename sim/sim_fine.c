@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The sub-tick engine: yielders (sysbench's threads workload) step in
  * virtual nanoseconds between ticks, each CPU in the order of its own

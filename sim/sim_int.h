@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What sim.c and its sub-tick engine (sim_fine.c) share.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * machine.h for the simulator's virtual CPUs, and the host hooks the
  * policy's locks and assertions call.  Single threaded: every lock is

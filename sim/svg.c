@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ultsim's timeline: one row per CPU, time left to right, each pixel
  * column coloured by the group that used most of it (white: idle).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ultsim: run a scenario (docs/ULTSIM.md) on the simulator, which drives
  * the runtime's own policy code on 1 to 1,024 virtual CPUs in virtual

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // ult.h from C++: it must compile with -Wall -Wextra -pedantic -Werror,
 // and the structs whose names are also functions' must be nameable
 // through their typedefs.  Built only where a C++ compiler exists.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # libult-pthread.so: it exports only the names of its export list, and the
 # runtime inside it calls none of them (every such reference must have
 # been renamed to libc's, src/dropin/rename.txt; one left would send a

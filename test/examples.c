@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The example servers as a client sees them: start one, read the port
  * from its "listening on 127.0.0.1:PORT" line, talk to it over loopback

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Install the build tree into a fresh prefix, as a user would, and build
 # the README's example against it twice: with pkg-config, following the
 # README's line for a prefix the dynamic loader does not search, and with

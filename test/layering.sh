@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # The level rule of DESIGN.md section 1, checked on the built objects:
 # a level references only symbols defined in its own level or a lower
 # one.  From the bottom: base (util, arch, os), sched, kern, obs, api.

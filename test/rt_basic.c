@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Runtime basics: spawn, join, detach, exit, nesting, joins from plain
  * pthreads, shutdown and re-initialisation.

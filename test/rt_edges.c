@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Edges of the scheduler interface where wakeups used to get lost or a
  * thread moved when it must not: binding a running thread that receives

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Bad input gets its documented error, never a crash; calls before
  * ult_init say ENXIO; a stack overflow is reported by name.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Fault injection: every allocation the runtime makes is failed in turn
  * (ULT_FAULT=kind:N, debug builds), each in a fresh child process running

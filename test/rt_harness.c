@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The stress harness.  24 uthreads and 3 foreign pthreads do random mixes
  * of mutex, timed mutex, condition variable, semaphore, rwlock, once,

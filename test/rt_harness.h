@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What the stress harness (rt_harness.c) shares with its watchers
  * (rt_harness_watch.c): the actors, the run's end and the failure count.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The stress harness's I/O operations (rt_harness.c calls them): a
  * socket pair whose far end a child uthread writes after a random pause

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The stress harness's watchers: a pthread that checks the policy's queue
  * invariants every millisecond while the actors run, and a watchdog that

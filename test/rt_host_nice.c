@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ult.host_nice: a worker's kernel thread takes the nice value of the
  * uthread it runs (host_nice.c), and busy workers poll for I/O as they go

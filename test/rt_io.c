@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The I/O layer: waiting on descriptors, the POSIX stand-ins over real
  * loopback sockets, close while waiting, the helper pool, and what review

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A worker parked in the poller (io.h): while a uthread waits on a
  * descriptor, one idle worker sleeps in epoll instead of on its futex.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Where the I/O layer meets the scheduler: a worker blocked in a raw
  * read() whose queue the others take over, every worker blocked at once

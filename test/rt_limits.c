@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Limits of the stack pool and of the runtime's memory: absurd stack
  * sizes are refused, any number of distinct sizes works, a frame that

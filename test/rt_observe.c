@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Observability: the ULT_TRACE file (its events, their pairing, dropped
  * counts), the ULT_STATS report, and the wait channel and run-queue delay

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Asynchronous preemption, scheduling classes and scheduler hints.  No
  * timing thresholds: progress is counted and compared.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * C11 mtx_* hold off preemption like pthread mutexes.  A file of its own:
  * it cannot include the runtime's headers (their spin lock has the same

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Preemption at its edges: uthreads on the smallest stack, and the
  * program's own SIGURG.  No timing thresholds: outcomes are counted.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Locks held through libc's API defer preemption (src/kern/preempt_shim.c):
  * the count each wrapper keeps, and uthreads that hold each kind of lock

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /* Shared by the lock tests of rt_preempt_locks.c and rt_preempt_c11.c,
  * and by the static executable's tests (static_link.c). */
 #ifndef ULT_TEST_RT_PREEMPT_LOCKS_H

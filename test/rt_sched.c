@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Scheduling behaviour of the real runtime: yield order, sleeps, binding,
  * migration by stealing, introspection, errno across switches, an idle

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Stress: thousands of uthreads yielding, sleeping, spawning, renicing
  * and rebinding at random, on every worker and on more workers than CPUs,

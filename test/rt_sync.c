@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Sync objects under real contention: counts that must come out exact,
  * items that must not be lost, waiters that must all wake, and mixes of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Priority propagation, every documented error code of the sync objects,
  * and a random-operation stress with invariant checks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Helpers the runtime tests share: start the runtime with a worker count
  * and a preemption setting, snapshot a thread, and whether asynchronous

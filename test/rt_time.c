@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Timers and deadlines: the timer heaps checked against a plain array,
  * and the edges of the public timed calls (a deadline that has passed,

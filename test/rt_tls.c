@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Per-uthread TLS (DESIGN.md section 10): errno, __thread variables and
  * libc's per-thread state belong to the uthread wherever it runs.  Every

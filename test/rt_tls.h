@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What the per-uthread TLS tests share (rt_tls.c, rt_tls_kernel.c,
  * rt_tls_cxx.cpp): start the runtime with ult.chaos_migrate on, and skip,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // Per-uthread TLS seen from C++: the exception being handled is the
 // uthread's own, also across yields (and migrations) inside the catch
 // block and through a rethrow, and thread_local objects are per uthread

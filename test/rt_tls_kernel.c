@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Per-uthread TLS, the parts the kernel sees (the thread id in the
  * descriptor, sched_getcpu, signal handlers, setuid-family calls,

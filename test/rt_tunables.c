@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * nice and the kern.sched.* tunables through the public API.
  */

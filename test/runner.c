@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Test runner: `<binary> <test>` runs one test from test_list.h, `<binary>`
  * lists them.  Each binary holds the tests of one suite (ULT_SUITE).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * sched_4bsd on the simulator: estcpu charged per stat tick and decayed
  * once a second through the load average, as docs/ULE.md section 9

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ult's opt-in departures from ULE (kern.sched.batch_guard, nice_weight,
  * balance_fair), each switched on alone and all together, under a mixed

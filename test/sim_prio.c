@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ULE's per-thread arithmetic, checked against the formulas of
  * docs/ULE.md sections 2-5: the interactivity score and its decay,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * How ULE shares one CPU: the calendar serves every batch thread, nice
  * mixes of CPU hogs get the shares the reference model predicts, and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ULE's multiprocessor decisions on 4 and 8 virtual CPUs: placement with
  * cache affinity (ule_pickcpu), idle stealing, the periodic balancer,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ult's wake cost model in ULE (kern.sched.wake_local): a thread woken by
  * a running thread that hands work over runs next on the waker's CPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ult in a static executable (suites "static" and "bare", each its own
  * binary linked with -static against libult.a).  There libc is part of

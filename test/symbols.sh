@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # The installed libraries define, as global symbols, the API (ult_ and a
 # letter) and the libc lock interposers, and nothing else: no internal
 # name (ult__*, mach_*, blocked_lock, a policy's function) may clash with

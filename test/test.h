@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The tiny assertion kit every test uses.  A failed CHECK prints where and
  * exits 1; SKIP exits 77, which CTest reports as skipped.

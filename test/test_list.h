@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Every test, once: ULT_TEST(name, suite, timeout_seconds, "labels").
  * suite: rt (real runtime), sim (policy on virtual CPUs), static (the

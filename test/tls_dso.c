@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A library with thread-local data that rt_tls.c loads with dlopen after
  * uthreads exist: its TLS is dynamic (general-dynamic model), allocated

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ult-run: run an unmodified, dynamically linked pthread program with its
  * threads as uthreads (DESIGN.md section 14).

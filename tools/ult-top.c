@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ult-top: a live view of a running ult process, from the statistics
  * segment its runtime keeps (/dev/shm/ult-<pid>) when started with

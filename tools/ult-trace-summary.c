@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ult-trace-summary: what a ULT_TRACE file says, per uthread and per
  * worker, in the manner of FreeBSD's schedgraph: runs, time on a CPU,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Build the peer benchmarks (Go goroutines, Boost.Fiber) into OUTDIR.
 #   bench/peers/build.sh OUTDIR
 # A peer whose toolchain or library is missing is skipped with a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # The real sysbench under ult-run: events/s against the number of
 # threads, threads (left) and mutex (right), one line per runtime.
 # gnuplot -e "datadir='...'; out='...svg'" dropin.gp

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Wakeup-latency CDFs written by `latency --data DIR': one line per
 # runtime and case, log x axis.
 #

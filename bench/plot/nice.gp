@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # CPU share of 11 hogs at nice -20..+20 on one CPU: grouped bars, one
 # group per nice value, one bar per runtime (bench/nice --data DIR).
 #   gnuplot -e "datadir='DIR'; out='nice.svg'" bench/plot/nice.gp

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # SIMULATED (ultsim): sysbench threads on N virtual CPUs, T = 2N.  Left:
 # events/s for both policies; right: ULE / 4BSD, with FreeBSD's measured
 # 3.8x at 8 cores as a point.

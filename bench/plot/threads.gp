@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # sysbench threads: events/s against the number of threads, one line per
 # runtime.  gnuplot -e "datadir='...'; out='...svg'" threads.gp
 # Data (run.sh): T ult ult-4bsd pthread sysbench; 0 where absent.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Barriers and once, on sleep queues.  A barrier's fields change only
  * under its chain lock; its waiters are woken only by the round's last

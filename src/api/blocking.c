@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ult_blocking: calls no poller covers run on helper kernel threads while
  * the calling uthread sleeps on its job (the job's address is the wait

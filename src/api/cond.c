@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Condition variables on a sleep queue (the wait channel is the cond).
  * _waiters counts threads queued or about to queue; wakers decrement it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The POSIX stand-ins (ult_read, ult_send, ...): the call itself, made so
  * that it cannot block, and a wait on the poller when it would have.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Mutexes.  The word holds the owner's id (waiter.h) and MTX_CONTESTED,
  * set while the mutex's turnstile has waiters, so that unlock takes the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Reader-writer locks on turnstiles: writers wait on the exclusive queue,
  * readers on the shared one, and the write owner receives priority

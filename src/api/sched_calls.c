@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The per-thread calls that act through the scheduling policy: yield,
  * nice, bind and class (FreeBSD keeps their counterparts in

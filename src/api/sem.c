@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Counting semaphores.  One 64-bit word holds the value (low half) and the
  * number of registered waiters (high half), so the compare-and-swap that

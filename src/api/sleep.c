@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Sleeping and the clock's public face: ult_sleep_until and ult_sleep_ns
  * (a uthread sleeps on its CPU's timer heap, a foreign thread in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What the sync objects share.  Their public structs hold plain integers
  * (the header stays free of <stdatomic.h>); every access goes through

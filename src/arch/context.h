@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Machine context of a uthread: what a cooperative switch saves.  The
  * backend is chosen at configure time (ULT_CONTEXT_ASM or

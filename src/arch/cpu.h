@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The few CPU-specific one-liners the portable code needs.
  */

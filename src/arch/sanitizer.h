@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Telling AddressSanitizer, ThreadSanitizer and Valgrind about stack
  * switches.  Without it ASan reports false stack-buffer errors after a

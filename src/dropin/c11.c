@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * C11 threads (DESIGN.md section 14): glibc's mtx_t and cnd_t are its
  * pthread objects and its thrd_* calls its pthread code by internal

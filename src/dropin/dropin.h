@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libult-pthread.so, the pthread drop-in (DESIGN.md section 14): a
  * program started by ult-run has its threads run as uthreads.  Internal

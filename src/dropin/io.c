@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The program's I/O calls through ult's I/O layer (DESIGN.md sections 7b
  * and 12): a uthread that would block waits on the poller and its worker

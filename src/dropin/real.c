@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * libc's own functions, for the runtime inside libult-pthread.so
  * (DESIGN.md section 14).  The runtime's object is linked into the

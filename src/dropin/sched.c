@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The drop-in's scheduling calls (DESIGN.md section 14): sleeps, yields,
  * priorities, names and affinity, each on the calling or named uthread

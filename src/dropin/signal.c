@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Signals in the drop-in (DESIGN.md section 14): masks per uthread, and
  * pthread_kill to a uthread.

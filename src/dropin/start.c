@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Starting the drop-in (DESIGN.md section 14): the runtime comes up at
  * the first interposed call or, at the latest, when libc is about to call

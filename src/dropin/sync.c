@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pthread mutexes, condition variables, spinlocks and once on ult's sync
  * objects, in glibc's own object sizes (DESIGN.md section 14).  A

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pthread rwlocks and barriers, and POSIX unnamed semaphores, on ult's
  * sync objects, in glibc's object sizes (DESIGN.md section 14).

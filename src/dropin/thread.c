@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pthread_create and friends on uthreads (DESIGN.md section 14).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The clock thread: plays FreeBSD's statclock and callout hardware.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A worker blocked in the kernel.  A uthread that makes a blocking system
  * call the I/O layer does not cover (a raw read(), a contended pthread

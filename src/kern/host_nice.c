@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ult.host_nice (ULT_HOST_NICE=1): a worker's kernel thread takes the nice
  * value of the uthread it runs, so that a uthread at nice +10 competes with

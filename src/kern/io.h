@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The I/O layer: the poller (poll.c), the POSIX stand-ins (wrap.c) and
  * the helper threads for blocking calls (blocking.c).  See DESIGN.md,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The runtime's side of the invariant checks (util/kassert.h): who is
  * running when one fails, and the per-kernel-thread token that locks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * machine.h for real workers: CPUs are workers, ticks come from
  * CLOCK_MONOTONIC (read once per switch and reused for the policy's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Parking in the poller (io.h, DESIGN.md section 7b): one idle worker at
  * a time sleeps in epoll on a set of its own, which holds the poller's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The poller: one epoll instance for the runtime, in edge-triggered mode,
  * as Go's netpoller uses it.  An fd is added on the first wait and stays

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Asynchronous preemption (DESIGN.md section 6a).  When the policy
  * wants a running uthread off its CPU (a slice end, a better thread queued

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * C11 mutexes hold off preemption like pthread mutexes (preempt_shim.c).
  * glibc's mtx_t is a pthread_mutex_t and its mtx_* call its pthread mutex

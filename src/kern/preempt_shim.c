@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Locks held through libc (DESIGN.md section 6a).  A uthread preempted
  * while it holds a lock that libc implements leaves the next uthread on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Only in libult.a, and linked only when the link names ult__static_libc
  * (-Wl,-u,ult__static_libc, which pkg-config --static --libs ult adds).

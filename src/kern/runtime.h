@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The mechanism's shared state: workers (one kernel thread per CPU), the
  * uthread structure, and the entry points the core files call in each

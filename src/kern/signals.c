@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Stack overflow reporting.  A uthread that runs into its guard faults;
  * the kernel cannot push a signal frame on the exhausted stack, so every

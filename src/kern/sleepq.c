@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/subr_sleepqueue.c. */
 /*
  * Sleep queues.  A uthread going to sleep moves its thread lock from its
  * run queue to the chain lock (thread_lock_set), so a waker holding the

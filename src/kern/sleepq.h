@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/subr_sleepqueue.c. */
 /*
  * Sleep queues (FreeBSD's subr_sleepqueue.c, reduced): threads wait on an
  * address, the wait channel, and are woken by signal (one) or broadcast

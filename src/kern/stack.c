@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Stack pool.  Stacks are carved from large MAP_NORESERVE mappings, each
  * with a guard below it, and recycled forever: once the pool is warm,

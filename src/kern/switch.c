@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The switch path (FreeBSD's mi_switch + cpu_switch) and the return-to-
  * user checks (ast, userret).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * uthread lifecycle: the thread slab, spawn, exit, join, detach.  The
  * per-thread calls that act through the scheduler (yield, nice, bind,

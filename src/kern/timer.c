@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Timer heaps, one per CPU so that threads sleeping on different workers
  * do not share a lock, plus one shared by everything else.  The clock

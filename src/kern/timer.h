@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * One-shot timers on per-CPU min-heaps, expired by the clock thread
  * (clock.c) exactly at their deadline.  A timer is owned by one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Per-uthread TLS: the mode, the pool of thread blocks and a block's life
  * beside its uthread's (tls.h; glibc's side is os/linux/glibc_tls.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Per-uthread TLS, the runtime's side (DESIGN.md section 10): every
  * uthread runs on a thread block of its own (os/linux/glibc_tls.c), so

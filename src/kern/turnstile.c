@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/subr_turnstile.c. */
 /*
  * Turnstiles: see turnstile.h for the model and the lock order.
  *

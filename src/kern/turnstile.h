@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/subr_turnstile.c. */
 /*
  * Turnstiles (FreeBSD's subr_turnstile.c): where threads block on a lock
  * that is held, lending their priority to its owner.

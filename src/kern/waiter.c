@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Waiter identity and the foreign-thread half of blocking (see waiter.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The waiter abstraction shared by sleep queues and turnstiles.  Anything
  * that blocks in ult is either a uthread, which sleeps through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Workers: one kernel thread per CPU, each running its CPU's idle thread
  * (sched_idletd) on its own stack and switching to uthreads from there.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The hang report: every worker, its CPU's queues as the policy sees them,
  * and every uthread's scheduling state, written with write(2) so that it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Introspection: per-thread and per-CPU snapshots, and kern.sched.*
  * tunables by their FreeBSD names.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The statistics segment for ult-top (shm_layout.h), with ULT_SHM=1.  A
  * thread of its own, "ult-stats", rewrites it every PERIOD_NS from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The statistics segment for ult-top (shm.c, shm_layout.h).
  */

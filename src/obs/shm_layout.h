@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The statistics segment a running ult process keeps for ult-top
  * (shm.c writes it, tools/ult-top.c reads it): /dev/shm/ult-<pid>, mode

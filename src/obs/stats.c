@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ULT_STATS=1: at ult_shutdown, or at process exit while the runtime is
  * up, one table of the workers and one of the uthreads on stderr.

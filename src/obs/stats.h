@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Run-queue delay and the ULT_STATS report (stats.c).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Trace buffers.  Every kernel thread that records an event has a ring of
  * its own: a worker's is made before it starts (w->tbuf), any other

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The scheduler trace (ULT_TRACE=path): events recorded into one buffer
  * per kernel thread, drained to a raw file by a flusher thread, and turned

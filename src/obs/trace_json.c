@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The raw trace as Chrome trace-event JSON, which Perfetto's UI and
  * chrome://tracing open.  One track (tid) per recording thread: a worker's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * What a scheduling policy may ask of its host.  The runtime implements
  * these on real workers (src/kern/machine.c); the simulator on virtual

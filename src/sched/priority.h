@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/sys/priority.h. */
 /*
  * The priority space of FreeBSD 14/15 (sys/sys/priority.h), which ULE-C
  * was tuned for.  Lower numbers are more important.

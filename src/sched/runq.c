@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's run queues (sys/kern/kern_switch.c). */
 /*
  * Run queue operations.  O(1): a bitmap finds the best non-empty queue
  * with one count-trailing-zeros instruction.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's run queues (sys/kern/kern_switch.c). */
 /*
  * The 64-queue run queue with a status bitmap (kern_switch.c's runq),
  * shared by sched_ule and sched_4bsd.  Queue i holds priorities

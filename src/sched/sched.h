@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The interface between the mechanism (workers, switch path, sleep
  * queues, clock) and a scheduling policy: FreeBSD's sched_* verbs as an

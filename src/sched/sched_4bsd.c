@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/sched_4bsd.c. */
 /*
  * sched_4bsd: the scheduler ULE replaced (FreeBSD's kern/sched_4bsd.c),
  * behind the same ops table, so that the two can be compared on the same

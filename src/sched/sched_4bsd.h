@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/sched_4bsd.c. */
 /*
  * Private to the sched_4bsd*.c files: 4BSD's per-thread state and the
  * global queue's counters and per-CPU tables that more than one of them

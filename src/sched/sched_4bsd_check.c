@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/sched_4bsd.c. */
 /*
  * Read-only views of 4BSD's queues, and its tunables: the invariants
  * checker the tests run, the load and statistics the host reports, and the

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/sched_4bsd.c. */
 /*
  * 4BSD's CPU-usage accounting: the decayed estimate td_estcpu and the
  * timeshare priority that follows from it, %CPU, the load average that

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/sched_4bsd.c. */
 /*
  * sched_4bsd's per-thread state at the ends of a thread's life: its first
  * state, each CPU's idle thread, fork (the child copies estcpu) and exit

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's priority lending (sys/kern/sched_ule.c). */
 /*
  * The priority verbs both policies share (FreeBSD keeps a copy in each
  * scheduler): sched_prio, sched_lend_prio, sched_unlend_prio and the

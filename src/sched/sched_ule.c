@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/sched_ule.c. */
 /*
  * sched_ule: a port of FreeBSD's ULE scheduler (ULE-C, FreeBSD 14) to
  * user-level threads.  This file holds the per-CPU queues and the event

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/sched_ule.c. */
 /*
  * Private to the sched_ule*.c files (and the policy tests): ULE's
  * per-thread and per-CPU state, its constants and tunables.  The port

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/sched_ule.c. */
 /*
  * Read-only views of ULE's queues: the invariants checker the tests run
  * and the load and statistics the host reports.  None of it takes a

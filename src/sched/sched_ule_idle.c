@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/sched_ule.c. */
 /*
  * ULE's idle loop (sched_idletd), split where it waits so that the host
  * can spin or sleep between the calls.  It reads its queue's load and

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/sched_ule.c. */
 /*
  * ULE's priority arithmetic: the interactivity score, the %CPU estimate,
  * the user priority that follows from them, and the load-scaled slice.

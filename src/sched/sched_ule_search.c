@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/sched_ule.c. */
 /*
  * ULE's topology searches (cpu_search_lowest and cpu_search_highest in
  * FreeBSD): the least loaded CPU that would run a thread of a given

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/sched_ule.c. */
 /*
  * ULE's multiprocessor half: choosing a CPU for a thread (ule_pickcpu),
  * telling another CPU about new work (ule_tdq_notify), idle stealing and

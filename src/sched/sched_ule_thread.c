@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/sched_ule.c. */
 /*
  * ULE's per-thread state, changed from outside the queues' event paths:
  * priority changes (lent, restored, set), nice and class, binding to a

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's sys/kern/sched_ule.c. */
 /*
  * ULE's tunables (kern.sched.*): the variables the policy reads and the
  * table through which the host lists, reads and sets them.  They are

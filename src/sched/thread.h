@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's struct thread (sys/sys/proc.h). */
 /*
  * The part of a thread the scheduling policies see: FreeBSD's struct
  * thread, cut down to what sched_ule and sched_4bsd use.  The runtime

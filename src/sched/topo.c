@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's CPU topology (sys/kern/subr_smp.c). */
 /*
  * Building ULE's cpu_group tree from cache-sharing sets.  Pure: the host
  * (sysfs in the runtime, a script in the simulator) supplies the sets.

@@ -1,3 +1,5 @@
+/* SPDX-License-Identifier: BSD-2-Clause
+ * Follows the design of FreeBSD's CPU topology (sys/kern/subr_smp.c). */
 /*
  * CPU topology as ULE sees it (sys/sys/smp.h): a tree of cpu_groups, one
  * per set of CPUs sharing a cache.  Only shared caches make groups; a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Short names for the C11 atomics the runtime uses.  Fields that ULE reads
  * without the owning lock (tdq_load, tdq_lowpri, tdq_cpu_idle, ...) are

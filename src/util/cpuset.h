@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Fixed-size CPU masks over worker ids (not OS CPU numbers).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Fault injection (fault.h), compiled into
  * debug builds only.  ULT_FAULT is read once, at the first ult_init; the

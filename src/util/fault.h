@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Fault injection for the tests (debug builds): ULT_FAULT=kind:N[,kind:N]
  * makes the Nth allocation of that kind since the process started fail,

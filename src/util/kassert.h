@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Invariant checks in the style of FreeBSD's KASSERT and MPASS, compiled
  * in when ULT_INVARIANTS is defined (debug builds: the dev, asan-ubsan

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Intrusive circular doubly linked list.  A list head is a node whose
  * next/prev point at itself when empty; nodes embed a struct ult__list.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * struct mtx: the spin lock behind every run queue (tdq), sleep-queue
  * chain and timer heap.  Test-and-test-and-set with an acquire exchange

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The runtime's and the policies' heap allocations, each of which may be
  * made to fail by fault injection (fault.h).  ult__zalloc_cl is cache-line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Thread attributes: stack size (on the attr and as the thread sees it
  * through pthread_getattr_np, and really usable), a stack supplied by

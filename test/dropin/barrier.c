@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Barriers: nobody leaves a round before everyone has arrived, exactly
  * one PTHREAD_BARRIER_SERIAL_THREAD per round, reuse across many rounds,

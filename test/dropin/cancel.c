@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Deferred cancellation: of threads looping on pthread_testcancel, in
  * sleeps, in timed waits and in read(); cleanup handlers run in reverse

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A cancel, or a signal sent with pthread_kill, reaches a thread blocked
  * indefinitely at a cancellation point: a condition wait (whose cleanup

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # sh compare.sh ULT_RUN PROGRAM
 #
 # Runs a conformance program natively, under ULT_RUN with ULE on 2

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Condition variables: a bounded-buffer producer/consumer, broadcast to
  * many waiters, token passing between threads, timed waits on both

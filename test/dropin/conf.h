@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The conformance programs' shared helpers.  Each program is a plain
  * pthread program (no ult.h): compare.sh runs it natively and under

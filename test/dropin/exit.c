@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * How a program ends under ult-run, as natively: main's return value and
  * exit() from another thread are the exit status, atexit handlers run,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # How programs end under ult-run (exit.c), and what ult-run refuses.
 #   sh exit.sh ULT_RUN EXIT_PROGRAM
 set -u

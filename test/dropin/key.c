@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Thread-specific data and thread-local storage: values per thread,
  * destructors run at thread exit (return and pthread_exit) with the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Mutexes (normal, recursive, errorcheck, priority inheritance) and
  * spinlocks: mutual exclusion under many threads, the error codes that

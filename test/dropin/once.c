@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pthread_once: many racing callers run the routine exactly once, and
  * none returns before it has finished; independent controls; a routine

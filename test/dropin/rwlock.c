@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Read-write locks: readers hold it together, writers alone (checked
  * with counters under many threads), try/timed/clock forms and their

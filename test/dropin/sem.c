@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Unnamed semaphores: counts through posts and waits from many threads,
  * a semaphore as a limit on how many are inside, trywait/timedwait/

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Signal masks are per thread: a new thread starts with its creator's
  * mask; a signal sent to the process runs its handler only in a thread

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Thread lifecycle: create, join (and its try/timed forms), detach,
  * pthread_exit, self/equal, threads creating threads, the sleeps and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # The gdb extension on a live process and on a core dump of top_target:
 # info uthreads lists its uthreads with their states and wait channels,
 # and uthread N bt shows each sleeper's own stack down to its function.

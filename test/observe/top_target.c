@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A ult program to look at from outside (ult-top, gdb): named uthreads
  * in known states, until SIGTERM or 60 s.  With "abort" it aborts once

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # ult-trace-summary on the trace of a short run of top_target: its event
 # counts and its per-uthread table.
 #   trace_summary.sh ULT_TRACE_SUMMARY TOP_TARGET

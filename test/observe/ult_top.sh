@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # ult-top against a running program (top_target): batch mode must list its
 # uthreads with their state and wait channel and its workers; under tmux,
 # the interactive view must show the same and quit on q.

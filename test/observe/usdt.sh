@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # The USDT probes: every one is in the library's notes (provider "ult");
 # where perf is installed and may attach (root), a traced run of a ult
 # program records the switch probe's hits with their arguments.

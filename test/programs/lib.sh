@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # Sourced by the real-program tests: <test>.sh <ult-run> <mcclient>.
 #   need TOOL          skip (exit 77) when TOOL is not installed
 #   on CFG CMD...      run CMD natively (CFG "native") or under ult-run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A memcached client for the drop-in's tests and benchmark: plain
  * sockets, one kernel thread per connection, the text protocol.

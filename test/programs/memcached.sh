@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # memcached -t 4 (four worker threads, each with its own event loop,
 # plus its listener and maintenance threads) under ult-run, both
 # policies, 2 and 4 workers, where its kernel threads must be ult's

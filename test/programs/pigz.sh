@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # pigz -p 8 (8 compression threads, plus its reader and writer) natively
 # and under ult-run: with the same block size and level pigz writes the
 # same bytes whatever the threads' timing, so every configuration must

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # sysbench mutex (each thread: --mutex-locks times lock one of 64 mutexes
 # at random, bump a counter, unlock) natively and under ult-run, both
 # policies, 2 and 4 workers, at 1, 8 and 64 threads: one event per

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # sysbench threads (each event: --thread-yields times lock one of 8
 # mutexes, yield, unlock) natively and under ult-run, both policies, 2
 # and 4 workers, at 1, 8 and 64 threads: a fixed number of events, so

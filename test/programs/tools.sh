@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # Install the Debian programs the real-program tests (test/programs) run
 # under ult-run: sysbench, pigz, xz-utils, zstd and memcached.  As root with
 # apt-get; otherwise, or offline, it says what is missing and those tests

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # xz -T4 natively and under ult-run: 1 MiB blocks (9 of them) so that
 # four encoder threads really run, and preset 1 to keep it short.  The
 # threaded encoder's output does not depend on timing, so every

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # zstd -T4 natively and under ult-run: 1 MiB jobs, so that the four
 # worker threads share the file, level 12 so that they have work.  The
 # multithreaded output does not depend on timing: every configuration

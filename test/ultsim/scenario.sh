@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # One scenario of sim/scenarios under both policies: ultsim exits 3 when
 # one of the file's expectations fails, and prints which.
 #   scenario.sh ULTSIM FILE

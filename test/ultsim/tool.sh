@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-2-Clause
 # ultsim as a tool: the same seed gives the same bytes, another seed other
 # ones; the SVG timeline; 1,024 CPUs; and bad input gets a clear message
 # and exit status 1.

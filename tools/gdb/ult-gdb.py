@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-2-Clause
 # ult's gdb extension: the uthreads of a live process or a core file.
 #
 #   info uthreads      id, name, state, worker, priority, wait channel

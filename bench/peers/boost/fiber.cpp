@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // Boost.Fiber peer for the ult benchmark suite (runtime name "boost").
 //
 // Measures the cases of the suite contract with Boost.Fiber on ONE kernel

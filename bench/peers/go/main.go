@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-2-Clause
 // Go peer for the ult benchmark suite (runtime name "go").
 //
 // Measures the cases of the suite contract the same way the C programs do,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * ucontext backend.  makecontext passes only int arguments, so the entry
  * function and its argument travel as 32-bit halves.

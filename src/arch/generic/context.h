@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Portable fallback context on ucontext.  swapcontext saves the signal
  * mask with a system call on every switch, so this is ~100 times slower

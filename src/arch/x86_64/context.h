@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * x86-64 SysV context: only the stack pointer is stored in the struct;
  * ult__ctx_switch pushes the callee-saved registers, MXCSR and the x87

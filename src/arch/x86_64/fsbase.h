@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The x86-64 thread pointer: the FS segment base, which glibc points at
  * the running thread's descriptor (TLS variant II: static TLS lies below

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Cooperative context switch for x86-64 SysV.  Saves exactly what the ABI
  * says a callee must preserve: rbx, rbp, r12-r15, the MXCSR control bits

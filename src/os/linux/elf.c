@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * PLT sections of a loaded ELF object.  When libult.a is linked into a
  * program, the runtime's calls into libc (sched_yield, syscall, memcpy,

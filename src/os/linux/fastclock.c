@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The runtime's fast clock, read on every context switch for run-time
  * accounting and ULE's ticks.  clock_gettime() through the vDSO costs

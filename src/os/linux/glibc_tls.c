@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Thread blocks for uthreads on glibc, x86-64 (see glibc_tls.h and
  * DESIGN.md section 10).

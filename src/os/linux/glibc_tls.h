@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * glibc's side of per-uthread TLS (DESIGN.md section 10): a thread block
  * per uthread, the static TLS of every module and a struct pthread that

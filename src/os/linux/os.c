@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Linux implementations of os.h, plus the host side of struct mtx: the
  * slow path spins briefly, then gives the kernel CPU away, because with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The only OS-specific calls the runtime makes: futexes, the monotonic
  * clock, CPU affinity and topology, thread names.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The table of preemptible text: the address ranges where the preemption
  * handler may switch a uthread out (DESIGN.md section 6a).  They are the
