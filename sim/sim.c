@@ -352,7 +352,7 @@ sleep_for(struct sim *s, int cpu, int ms)
 
 	s->curcpu = cpu;
 	t->bursts++;
-	mtx_lock(&ult__sim_sleep_lock);
+	mtx_lock_spin(&ult__sim_sleep_lock);
 	thread_lock(td);
 	s->sched->sleep(td, 0);
 	thread_lock_set(td, &ult__sim_sleep_lock);

@@ -467,7 +467,7 @@ test_kassert_fires(void)
 
 		dup2(pipefd[1], STDERR_FILENO);
 		ULT_ST(&m.mtx_locked, 1); /* held, but not by us */
-		mtx_unlock(&m);
+		mtx_unlock_spin(&m);
 		_exit(0);
 	}
 	close(pipefd[1]);
@@ -478,6 +478,7 @@ test_kassert_fires(void)
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGABRT);
 	CHECK(strstr(buf, "ult: assertion failed at") != NULL);
 	CHECK(strstr(buf, "lock.h") != NULL);
+	CHECK(strstr(buf, "in mtx_unlock_spin()") != NULL);
 	CHECK(strstr(buf, "mtx_owned(m)") != NULL);
 	CHECK(strstr(buf, "(kassert test)") != NULL);
 	CHECK(strstr(buf, "a foreign thread") != NULL);

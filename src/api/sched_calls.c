@@ -114,12 +114,12 @@ ult__thread_lock_handle(ult_thread_t **t, int alive_only)
 		m = thread_lock(&(*t)->td);
 		if (ULT_LD_ACQ(&(*t)->lstate) == UT_FREE ||
 		    (alive_only && ULT_LD(&(*t)->lstate) != UT_ALIVE)) {
-			mtx_unlock(m);
+			mtx_unlock_spin(m);
 			return (ESRCH);
 		}
 		if (ULT_LD(&(*t)->td.td_lock) == m)
 			return (0);
-		mtx_unlock(m);
+		mtx_unlock_spin(m);
 	}
 }
 

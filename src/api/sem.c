@@ -93,7 +93,7 @@ sem_wait_slow(ult_sem_t *s, uint64_t deadline)
 }
 
 static int
-sem_wait(ult_sem_t *s, uint64_t deadline)
+sem_sleep(ult_sem_t *s, uint64_t deadline)
 {
 	int r;
 
@@ -109,13 +109,13 @@ sem_wait(ult_sem_t *s, uint64_t deadline)
 int
 ult_sem_wait(ult_sem_t *s)
 {
-	return (sem_wait(s, 0));
+	return (sem_sleep(s, 0));
 }
 
 int
 ult_sem_timedwait(ult_sem_t *s, uint64_t deadline)
 {
-	return (sem_wait(s, deadline ? deadline : 1));
+	return (sem_sleep(s, deadline ? deadline : 1));
 }
 
 int

@@ -47,13 +47,13 @@ ult__sleepq_lock(const void *wchan)
 {
 	if (ULT_UNLIKELY(!ULT_LD_ACQ(&chains_ready)))
 		pthread_once(&chains_once, chains_init);
-	mtx_lock(&chain_of(wchan)->lock);
+	mtx_lock_spin(&chain_of(wchan)->lock);
 }
 
 void
 ult__sleepq_release(const void *wchan)
 {
-	mtx_unlock(&chain_of(wchan)->lock);
+	mtx_unlock_spin(&chain_of(wchan)->lock);
 }
 
 void
@@ -183,9 +183,9 @@ ult__sleepq_resume_later(struct ult__waiter *w)
 {
 	struct sleepq_chain *sc = chain_of(w->wchan);
 
-	mtx_lock(&sc->lock);
+	mtx_lock_spin(&sc->lock);
 	resume(sc, w);
-	mtx_unlock(&sc->lock);
+	mtx_unlock_spin(&sc->lock);
 }
 
 /* Timer expiry for a sleeping uthread: wake it with ETIMEDOUT unless
@@ -197,27 +197,27 @@ sleepq_timeout(void *arg)
 	struct ult__waiter *w = ULT_LD_ACQ(&ut->slp_waiter);
 	struct sleepq_chain *sc = chain_of(w->wchan);
 
-	mtx_lock(&sc->lock);
+	mtx_lock_spin(&sc->lock);
 	if (ult__list_linked(&w->link)) {
 		ult__list_remove(&w->link);
 		w->result = ETIMEDOUT;
 		resume(sc, w);
 	}
-	mtx_unlock(&sc->lock);
+	mtx_unlock_spin(&sc->lock);
 }
 
 static int
 wait_foreign(struct sleepq_chain *sc, struct ult__waiter *w, uint64_t deadline)
 {
-	mtx_unlock(&sc->lock);
+	mtx_unlock_spin(&sc->lock);
 	if (ult__waiter_park_foreign(w, deadline) == ETIMEDOUT) {
-		mtx_lock(&sc->lock);
+		mtx_lock_spin(&sc->lock);
 		if (ult__list_linked(&w->link)) {
 			ult__list_remove(&w->link);
-			mtx_unlock(&sc->lock);
+			mtx_unlock_spin(&sc->lock);
 			return (ETIMEDOUT);
 		}
-		mtx_unlock(&sc->lock);
+		mtx_unlock_spin(&sc->lock);
 		/* Being woken right now. */
 		ult__waiter_park_foreign(w, 0);
 	}
@@ -246,7 +246,7 @@ ult__sleepq_wait_pri(const void *wchan, struct ult__waiter *w,
 	MPASS(w->wchan == wchan && ult__list_linked(&w->link));
 	if (deadline != 0 && deadline <= ult__now()) {
 		ult__list_remove(&w->link);
-		mtx_unlock(&sc->lock);
+		mtx_unlock_spin(&sc->lock);
 		return (ETIMEDOUT);
 	}
 	if (ut == NULL)
@@ -256,7 +256,7 @@ ult__sleepq_wait_pri(const void *wchan, struct ult__waiter *w,
 		if (atomic_exchange(&ut->intr_pending, 0)) {
 			ult__list_remove(&w->link);
 			ULT_ST(&ut->wchan, NULL);
-			mtx_unlock(&sc->lock);
+			mtx_unlock_spin(&sc->lock);
 			return (EINTR);
 		}
 	}
@@ -298,7 +298,7 @@ ult__sleepq_interrupt(struct ult_thread *ut)
 	if ((wchan = atomic_load(&ut->wchan)) == NULL)
 		return;
 	sc = chain_of(wchan);
-	mtx_lock(&sc->lock);
+	mtx_lock_spin(&sc->lock);
 	ULT_LIST_FOREACH (n, &sc->waiters) {
 		struct ult__waiter *w =
 		    ULT_CONTAINER_OF(n, struct ult__waiter, link);
@@ -312,5 +312,5 @@ ult__sleepq_interrupt(struct ult_thread *ut)
 			break;
 		}
 	}
-	mtx_unlock(&sc->lock);
+	mtx_unlock_spin(&sc->lock);
 }

@@ -198,13 +198,13 @@ ult__stack_get(struct ult__worker *w, size_t size)
 		w->nstack_cache--;
 		return (s);
 	}
-	mtx_lock(&pool_lock);
+	mtx_lock_spin(&pool_lock);
 	cl = class_of(size);
 	if (cl->free != NULL || grow(cl) == 0) {
 		s = cl->free;
 		cl->free = s->next;
 	}
-	mtx_unlock(&pool_lock);
+	mtx_unlock_spin(&pool_lock);
 	return (s);
 }
 
@@ -213,11 +213,11 @@ put_global(struct ult__stack *s)
 {
 	struct stack_class *cl;
 
-	mtx_lock(&pool_lock);
+	mtx_lock_spin(&pool_lock);
 	cl = class_of(s->size);
 	s->next = cl->free;
 	cl->free = s;
-	mtx_unlock(&pool_lock);
+	mtx_unlock_spin(&pool_lock);
 }
 
 void

@@ -84,14 +84,14 @@ tcache_get(struct ult__worker *w)
 static void
 slab_free(struct ult_thread *ut)
 {
-	mtx_lock(&slab_lock);
+	mtx_lock_spin(&slab_lock);
 	ut->free_next = NULL;
 	if (free_tail != NULL)
 		free_tail->free_next = ut;
 	else
 		free_head = ut;
 	free_tail = ut;
-	mtx_unlock(&slab_lock);
+	mtx_unlock_spin(&slab_lock);
 }
 
 /*
@@ -107,13 +107,13 @@ thread_alloc(struct ult__worker *w)
 
 	if ((ut = tcache_get(w)) != NULL)
 		return (ut);
-	mtx_lock(&slab_lock);
+	mtx_lock_spin(&slab_lock);
 	c = slab_chunks;
 	if ((c == NULL || c->nmade == SLAB_CHUNK_THREADS) &&
 	    free_head == NULL) {
 		c = ult__os_map(SLAB_CHUNK_BYTES, 0);
 		if (c == NULL) {
-			mtx_unlock(&slab_lock);
+			mtx_unlock_spin(&slab_lock);
 			return (NULL);
 		}
 		c->next = slab_chunks;
@@ -129,7 +129,7 @@ thread_alloc(struct ult__worker *w)
 		if (free_head == NULL)
 			free_tail = NULL;
 	}
-	mtx_unlock(&slab_lock);
+	mtx_unlock_spin(&slab_lock);
 	return (ut);
 }
 
@@ -192,16 +192,16 @@ ult__thread_foreach(void (*fn)(struct ult_thread *, void *), void *arg,
 	int locked = 1;
 
 	if (hang)
-		locked = mtx_trylock(&slab_lock);
+		locked = mtx_trylock_spin(&slab_lock);
 	else
-		mtx_lock(&slab_lock);
+		mtx_lock_spin(&slab_lock);
 
 	for (struct slab_chunk *c = slab_chunks; c != NULL; c = c->next)
 		for (size_t i = 0; i < c->nmade; i++)
 			if (ULT_LD(&c->t[i].lstate) != UT_FREE)
 				fn(&c->t[i], arg);
 	if (locked)
-		mtx_unlock(&slab_lock);
+		mtx_unlock_spin(&slab_lock);
 }
 
 /* Handle is dead: mark it so under its (zombie) thread lock and recycle. */

@@ -163,10 +163,10 @@ ult__timer_add(struct ult__timer *t, int cpu, uint64_t deadline,
 	t->fn = fn;
 	t->arg = arg;
 	t->heap = h;
-	mtx_lock(&h->lock);
+	mtx_lock_spin(&h->lock);
 	heap_insert(h, t);
 	first = (h->root == t);
-	mtx_unlock(&h->lock);
+	mtx_unlock_spin(&h->lock);
 	if (first)
 		ult__clock_kick(deadline);
 }
@@ -179,14 +179,14 @@ ult__timer_cancel(struct ult__timer *t)
 
 	if (h == NULL)
 		return (0);
-	mtx_lock(&h->lock);
+	mtx_lock_spin(&h->lock);
 	if (t->queued) {
 		heap_remove(h, t);
-		mtx_unlock(&h->lock);
+		mtx_unlock_spin(&h->lock);
 		t->heap = NULL;
 		return (1);
 	}
-	mtx_unlock(&h->lock);
+	mtx_unlock_spin(&h->lock);
 	/* Fired: wait until its function has returned. */
 	while (ULT_LD_ACQ(&h->firing) == t)
 		ult__spin_backoff(&spins);
@@ -209,20 +209,20 @@ ult__timers_run(uint64_t now)
 		}
 		/* Expire as the CPU the timers were armed on (machine.c). */
 		ult__tls_actcpu = i < nheaps - 1 ? i : -1;
-		mtx_lock(&h->lock);
+		mtx_lock_spin(&h->lock);
 		while (h->root != NULL && h->root->deadline <= now) {
 			struct ult__timer *t = h->root;
 
 			heap_remove(h, t);
 			ULT_ST(&h->firing, t);
-			mtx_unlock(&h->lock);
+			mtx_unlock_spin(&h->lock);
 			t->fn(t->arg);
 			ULT_ST_REL(&h->firing, NULL);
-			mtx_lock(&h->lock);
+			mtx_lock_spin(&h->lock);
 		}
 		if (h->root != NULL && h->root->deadline < next)
 			next = h->root->deadline;
-		mtx_unlock(&h->lock);
+		mtx_unlock_spin(&h->lock);
 		ult__tls_actcpu = -1;
 	}
 	return (next);

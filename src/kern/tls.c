@@ -202,10 +202,10 @@ ult__tls_get(struct ult__worker *w, struct ult_thread *ut, void *(*fn)(void *),
 		w->tls_cache = NEXT(tp);
 		w->ntls_cache--;
 	} else {
-		mtx_lock(&pool_lock);
+		mtx_lock_spin(&pool_lock);
 		if ((tp = pool) != NULL)
 			pool = NEXT(tp);
-		mtx_unlock(&pool_lock);
+		mtx_unlock_spin(&pool_lock);
 		if (tp == NULL &&
 		    (ult__fault(ULT__FAULT_MALLOC) ||
 			(tp = ult__glibc_tls_alloc()) == NULL))
@@ -230,7 +230,7 @@ ult__tls_put(struct ult__worker *w, struct ult_thread *ut)
 	if (w->ntls_cache >= WORKER_CACHE) {
 		/* Half back to the global list, so blocks flow between
 		 * workers. */
-		mtx_lock(&pool_lock);
+		mtx_lock_spin(&pool_lock);
 		while (w->ntls_cache > WORKER_CACHE / 2) {
 			void *o = w->tls_cache;
 
@@ -239,7 +239,7 @@ ult__tls_put(struct ult__worker *w, struct ult_thread *ut)
 			NEXT(o) = pool;
 			pool = o;
 		}
-		mtx_unlock(&pool_lock);
+		mtx_unlock_spin(&pool_lock);
 	}
 	NEXT(tp) = w->tls_cache;
 	w->tls_cache = tp;

@@ -114,7 +114,7 @@ ult__ts_alloc(void)
 	struct ult__list *n;
 	struct ts_chunk *c;
 
-	mtx_lock(&pool_lock);
+	mtx_lock_spin(&pool_lock);
 	if ((n = ult__list_first(&pool)) != NULL) {
 		ult__list_remove(n);
 		ts = ULT_CONTAINER_OF(n, struct ult__turnstile, ts_link);
@@ -123,7 +123,7 @@ ult__ts_alloc(void)
 		if (c == NULL || c->nmade == TS_CHUNK_TURNSTILES) {
 			c = ult__os_map(TS_CHUNK_BYTES, 0);
 			if (c == NULL) {
-				mtx_unlock(&pool_lock);
+				mtx_unlock_spin(&pool_lock);
 				return (NULL);
 			}
 			c->next = ts_chunks;
@@ -136,7 +136,7 @@ ult__ts_alloc(void)
 		ult__list_init(&ts->ts_hash);
 	}
 	ts->ts_chunk->nused++;
-	mtx_unlock(&pool_lock);
+	mtx_unlock_spin(&pool_lock);
 	return (ts);
 }
 
@@ -146,12 +146,12 @@ ult__ts_free(struct ult__turnstile *ts)
 	if (ts == NULL)
 		return;
 	/* Wait out a waker that handed it over and still holds it. */
-	mtx_lock(&ts->ts_lock);
-	mtx_unlock(&ts->ts_lock);
-	mtx_lock(&pool_lock);
+	mtx_lock_spin(&ts->ts_lock);
+	mtx_unlock_spin(&ts->ts_lock);
+	mtx_lock_spin(&pool_lock);
 	ult__list_insert_tail(&pool, &ts->ts_link);
 	ts->ts_chunk->nused--;
-	mtx_unlock(&pool_lock);
+	mtx_unlock_spin(&pool_lock);
 }
 
 void
@@ -160,7 +160,7 @@ ult__ts_reclaim(void)
 	struct ult__list *n, *next;
 	struct ts_chunk **pc, *c;
 
-	mtx_lock(&pool_lock);
+	mtx_lock_spin(&pool_lock);
 	for (n = pool.next; n != &pool; n = next) {
 		next = n->next;
 		if (ULT_CONTAINER_OF(n, struct ult__turnstile, ts_link)
@@ -174,7 +174,7 @@ ult__ts_reclaim(void)
 		} else
 			pc = &c->next;
 	}
-	mtx_unlock(&pool_lock);
+	mtx_unlock_spin(&pool_lock);
 }
 
 int
@@ -227,13 +227,13 @@ ult__ts_lookup(const void *obj)
 	struct ult__list *n;
 
 	ts_init();
-	mtx_lock(&tc->lock);
+	mtx_lock_spin(&tc->lock);
 	ULT_LIST_FOREACH (n, &tc->list) {
 		struct ult__turnstile *ts =
 		    ULT_CONTAINER_OF(n, struct ult__turnstile, ts_hash);
 
 		if (ts->ts_obj == obj) {
-			mtx_lock(&ts->ts_lock);
+			mtx_lock_spin(&ts->ts_lock);
 			return (ts);
 		}
 	}
@@ -244,8 +244,8 @@ void
 ult__ts_release(const void *obj, struct ult__turnstile *ts)
 {
 	if (ts != NULL)
-		mtx_unlock(&ts->ts_lock);
-	mtx_unlock(&chain_of(obj)->lock);
+		mtx_unlock_spin(&ts->ts_lock);
+	mtx_unlock_spin(&chain_of(obj)->lock);
 }
 
 struct ult__waiter *
@@ -331,17 +331,17 @@ set_owner(struct ult__turnstile *ts, struct ult_thread *ut)
 	if (old == ut)
 		return (NULL);
 	if (old != NULL) {
-		mtx_lock(&old->contested_lock);
+		mtx_lock_spin(&old->contested_lock);
 		ult__list_remove(&ts->ts_link);
 		atomic_fetch_sub(&old->ncontested, 1);
-		mtx_unlock(&old->contested_lock);
+		mtx_unlock_spin(&old->contested_lock);
 	}
 	ts->ts_owner = ut;
 	if (ut != NULL) {
-		mtx_lock(&ut->contested_lock);
+		mtx_lock_spin(&ut->contested_lock);
 		ult__list_insert_tail(&ut->contested, &ts->ts_link);
 		atomic_fetch_add(&ut->ncontested, 1);
-		mtx_unlock(&ut->contested_lock);
+		mtx_unlock_spin(&ut->contested_lock);
 	}
 	return (old);
 }
@@ -391,10 +391,10 @@ lock_owner(struct thread *td, struct mtx *held1, struct mtx *held2)
 		 * up the lend when it wakes (ult__ts_wake_lend). */
 		if (ult__sleepq_is_chain_lock(m))
 			return (NULL);
-		mtx_lock(m);
+		mtx_lock_spin(m);
 		if (ULT_LD_ACQ(&td->td_lock) == m) /* see thread_lock() */
 			return (m);
-		mtx_unlock(m);
+		mtx_unlock_spin(m);
 	}
 }
 
@@ -423,7 +423,7 @@ propagate(struct ult__turnstile *top, int pri)
 		if ((m = lock_owner(td, &top->ts_lock, &ts->ts_lock)) == NULL)
 			break;
 		if (!lend_to(td, pri)) {
-			mtx_unlock(m);
+			mtx_unlock_spin(m);
 			break;
 		}
 		if (!TD_ON_LOCK(td)) {
@@ -442,11 +442,11 @@ propagate(struct ult__turnstile *top, int pri)
 		ow->pri = pri;
 		insert_waiter(nts, q, ow);
 		if (ts != top)
-			mtx_unlock(&ts->ts_lock);
+			mtx_unlock_spin(&ts->ts_lock);
 		ts = nts;
 	}
 	if (ts != top)
-		mtx_unlock(&ts->ts_lock);
+		mtx_unlock_spin(&ts->ts_lock);
 }
 
 /* The best priority the waiters of ut's locks need (contested_lock). */
@@ -461,7 +461,7 @@ contested_best(struct ult_thread *ut)
 	 * as taking the lock first would. */
 	if (atomic_load(&ut->ncontested) == 0)
 		return (pri);
-	mtx_lock(&ut->contested_lock);
+	mtx_lock_spin(&ut->contested_lock);
 	ULT_LIST_FOREACH (n, &ut->contested) {
 		int p =
 		    ULT_LD(&ULT_CONTAINER_OF(n, struct ult__turnstile, ts_link)
@@ -470,7 +470,7 @@ contested_best(struct ult_thread *ut)
 		if (p < pri)
 			pri = p;
 	}
-	mtx_unlock(&ut->contested_lock);
+	mtx_unlock_spin(&ut->contested_lock);
 	return (pri);
 }
 
@@ -566,14 +566,14 @@ abandon(struct ult__waiter *w)
 	struct ult_thread *owner = NULL;
 	int removed = 0;
 
-	mtx_lock(&tc->lock);
+	mtx_lock_spin(&tc->lock);
 	/* w->ts changes under the chain lock; NULL once w was woken, after
 	 * which its turnstile may belong to someone else. */
 	if ((ts = w->ts) == NULL) {
-		mtx_unlock(&tc->lock);
+		mtx_unlock_spin(&tc->lock);
 		return (0);
 	}
-	mtx_lock(&ts->ts_lock);
+	mtx_lock_spin(&ts->ts_lock);
 	remove_waiter(ts, queue_of(ts, w), w);
 	w->result = ETIMEDOUT;
 	w->ts = NULL;
@@ -582,8 +582,8 @@ abandon(struct ult__waiter *w)
 	if (w->ut != NULL)
 		resume(w, PRI_MAX);
 	removed = 1;
-	mtx_unlock(&ts->ts_lock);
-	mtx_unlock(&tc->lock);
+	mtx_unlock_spin(&ts->ts_lock);
+	mtx_unlock_spin(&tc->lock);
 	/* Outside the turnstile locks: the owner may be asleep, and its
 	 * thread lock then a sleep-queue chain, which ranks before them. */
 	if (owner != NULL)
@@ -628,7 +628,7 @@ ult__ts_wait(const void *obj, struct ult__turnstile *ts, uintptr_t owner,
 	spare = spare_take(w);
 	if (ts == NULL) {
 		ts = spare;
-		mtx_lock(&ts->ts_lock);
+		mtx_lock_spin(&ts->ts_lock);
 		ts->ts_obj = obj;
 		for (int q = 0; q < 2; q++) {
 			ult__list_init(&ts->ts_blocked[q]);
@@ -643,7 +643,7 @@ ult__ts_wait(const void *obj, struct ult__turnstile *ts, uintptr_t owner,
 	old = set_owner(ts, ult__sync_id_thread(owner));
 	w->ts = ts;
 	insert_waiter(ts, queue, w);
-	mtx_unlock(&tc->lock);
+	mtx_unlock_spin(&tc->lock);
 	/* A stale owner (it released the lock) keeps a lend it no longer
 	 * needs until its next unlend: taking its thread lock here could
 	 * invert the lock order if it sleeps.  Mutexes and rwlocks never
@@ -651,7 +651,7 @@ ult__ts_wait(const void *obj, struct ult__turnstile *ts, uintptr_t owner,
 	(void)old;
 	if (ut == NULL) {
 		propagate(ts, ULT_LD(&ts->ts_bestpri));
-		mtx_unlock(&ts->ts_lock);
+		mtx_unlock_spin(&ts->ts_lock);
 		if (ult__waiter_park_foreign(w, deadline) == ETIMEDOUT &&
 		    !abandon(w))
 			ult__waiter_park_foreign(w, 0); /* being woken now */
@@ -728,8 +728,8 @@ ult__ts_unpend(const void *obj, struct ult__turnstile *ts, uintptr_t newowner)
 		resume(w,
 		    left && w->ut == nut ? ULT_LD(&ts->ts_bestpri) : PRI_MAX);
 	}
-	mtx_unlock(&ts->ts_lock);
-	mtx_unlock(&chain_of(obj)->lock);
+	mtx_unlock_spin(&ts->ts_lock);
+	mtx_unlock_spin(&chain_of(obj)->lock);
 	/* The releaser (normally the caller, running): after the turnstile
 	 * locks, in case it is not and its lock is a sleep queue's. */
 	if (old != NULL && old != nut)

@@ -391,13 +391,13 @@ bsd_add(struct thread *td, int flags)
 		struct mtx *m = thread_lock_block(td);
 
 		if (!(flags & SRQ_HOLD))
-			mtx_unlock(m);
-		mtx_lock(&bsd_sched_lock);
+			mtx_unlock_spin(m);
+		mtx_lock_spin(&bsd_sched_lock);
 		thread_lock_unblock(td, &bsd_sched_lock);
 	}
 	add_locked(td, flags);
 	if (!(flags & SRQ_HOLDTD))
-		mtx_unlock(&bsd_sched_lock);
+		mtx_unlock_spin(&bsd_sched_lock);
 }
 
 static void
@@ -443,8 +443,8 @@ bsd_switch(struct thread *td, struct thread *newtd, int flags,
 	if (mtx != &bsd_sched_lock) {
 		/* Going to sleep or to a turnstile: mtx is that lock.  The
 		 * clock writes td's flags under bsd_sched_lock: take that. */
-		mtx_unlock(mtx);
-		mtx_lock(&bsd_sched_lock);
+		mtx_unlock_spin(mtx);
+		mtx_lock_spin(&bsd_sched_lock);
 	}
 	td->td_lastcpu = td->td_oncpu;
 	td->td_oncpu = NOCPU;
@@ -481,7 +481,7 @@ bsd_switch(struct thread *td, struct thread *newtd, int flags,
 	 * on the global queue, an idle CPU may run it now. */
 	if (TD_ON_RUNQ(td) && ts_of(td)->ts_runq < 0)
 		forward_wakeup(cpu);
-	mtx_unlock(&bsd_sched_lock);
+	mtx_unlock_spin(&bsd_sched_lock);
 	return (newtd);
 }
 
@@ -499,7 +499,7 @@ bsd_throw(struct thread *td)
 	TD_SET_CAN_RUN(td);
 	thread_lock_block(td);
 	newtd = choosethread(cpu);
-	mtx_unlock(&bsd_sched_lock);
+	mtx_unlock_spin(&bsd_sched_lock);
 	return (newtd);
 }
 
@@ -510,7 +510,7 @@ bsd_clock(int cpu, int cnt)
 	struct thread *td;
 	struct td_sched *ts;
 
-	mtx_lock(&bsd_sched_lock);
+	mtx_lock_spin(&bsd_sched_lock);
 	if (cpu == 0) {
 		if (now - next_loadav >= 0) {
 			next_loadav = now + LOADAV_TICKS;
@@ -545,7 +545,7 @@ bsd_clock(int cpu, int cnt)
 		mach_ast(td, cpu);
 	}
 out:
-	mtx_unlock(&bsd_sched_lock);
+	mtx_unlock_spin(&bsd_sched_lock);
 }
 
 static void
@@ -634,7 +634,7 @@ bsd_bind(struct thread *td, int cpu)
 static int
 bsd_evacuate(int cpu)
 {
-	mtx_lock(&bsd_sched_lock);
+	mtx_lock_spin(&bsd_sched_lock);
 	if (ULT_LD(&bsd_runq_global_len) > 0)
 		forward_wakeup(cpu);
 	/* A reserve CPU leaving service: its thread goes back to the
@@ -646,7 +646,7 @@ bsd_evacuate(int cpu)
 		    td->td_pinned == 0)
 			mach_ast(td, cpu);
 	}
-	mtx_unlock(&bsd_sched_lock);
+	mtx_unlock_spin(&bsd_sched_lock);
 	return (0);
 }
 

@@ -50,7 +50,7 @@ bsd_check(void)
 	const char *err = NULL;
 	int queued = 0, running = 0, len = 0;
 
-	mtx_lock(&bsd_sched_lock);
+	mtx_lock_spin(&bsd_sched_lock);
 	for (int q = -1; q < bsd_ncpu; q++) {
 		struct runq *rq = bsd_rq_of(q);
 
@@ -74,7 +74,7 @@ bsd_check(void)
 	if (queued > ULT_LD(&bsd_sched_tdcnt) ||
 	    queued + running > ULT_LD(&bsd_sched_tdcnt) + bsd_ncpu)
 		err = "sched_tdcnt does not match the queues";
-	mtx_unlock(&bsd_sched_lock);
+	mtx_unlock_spin(&bsd_sched_lock);
 	return (err);
 }
 
@@ -148,7 +148,7 @@ void
 bsd_dump(int cpu, void (*out)(void *, const char *), void *arg)
 {
 	struct thread *cur = ULT_LD(&bsd_curthr[cpu]);
-	int locked = mtx_trylock(&bsd_sched_lock);
+	int locked = mtx_trylock_spin(&bsd_sched_lock);
 	char line[200];
 
 	snprintf(line, sizeof(line),
@@ -163,5 +163,5 @@ bsd_dump(int cpu, void (*out)(void *, const char *), void *arg)
 	if (cpu == 0)
 		runq_dump("global", bsd_rq_of(-1), out, arg);
 	if (locked)
-		mtx_unlock(&bsd_sched_lock);
+		mtx_unlock_spin(&bsd_sched_lock);
 }

@@ -458,7 +458,7 @@ ule_switch(struct thread *td, struct thread *newtd, int flags,
 	} else {
 		/* Going to sleep: mtx is the sleep queue's lock. */
 		if (mtx != TDQ_LOCKPTR(tdq)) {
-			mtx_unlock(mtx);
+			mtx_unlock_spin(mtx);
 			TDQ_LOCK(tdq);
 		}
 		tdq_load_rem(tdq);

@@ -141,7 +141,7 @@ ule_setcpu(struct thread *td, int cpu, int flags)
 		return (tdq);
 	mtx = thread_lock_block(td);
 	if ((flags & SRQ_HOLD) == 0)
-		mtx_unlock(mtx);
+		mtx_unlock_spin(mtx);
 	TDQ_LOCK(tdq);
 	thread_lock_unblock(td, TDQ_LOCKPTR(tdq));
 	return (tdq);

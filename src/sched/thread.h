@@ -189,20 +189,20 @@ thread_lock(struct thread *td)
 			ult__spin_backoff(&spins);
 			continue;
 		}
-		mtx_lock(m);
+		mtx_lock_spin(m);
 		/* Acquire: td may have gone through blocked_lock and back to
 		 * m meanwhile (asleep: chain, blocked, chain), and what the
 		 * switch wrote before it handed td back must be seen. */
 		if (ULT_LD_ACQ(&td->td_lock) == m)
 			return (m);
-		mtx_unlock(m);
+		mtx_unlock_spin(m);
 	}
 }
 
 static inline void
 thread_unlock(struct thread *td)
 {
-	mtx_unlock(ULT_LD(&td->td_lock));
+	mtx_unlock_spin(ULT_LD(&td->td_lock));
 }
 
 /* The held lock stays held and is returned; the thread becomes blocked. */
@@ -243,7 +243,7 @@ thread_lock_set(struct thread *td, struct mtx *new)
 	MTX_ASSERT_OWNED(old);
 	MTX_ASSERT_OWNED(new);
 	ULT_ST_REL(&td->td_lock, new);
-	mtx_unlock(old);
+	mtx_unlock_spin(old);
 }
 
 #endif

@@ -103,7 +103,7 @@ mtx_init(struct mtx *m, const char *name)
 }
 
 static inline int
-mtx_trylock(struct mtx *m)
+mtx_trylock_spin(struct mtx *m)
 {
 	if (ULT_LD(&m->mtx_locked) != 0 ||
 	    atomic_exchange_explicit(&m->mtx_locked, 1, memory_order_acquire) !=
@@ -115,7 +115,7 @@ mtx_trylock(struct mtx *m)
 }
 
 static inline void
-mtx_lock(struct mtx *m)
+mtx_lock_spin(struct mtx *m)
 {
 	ULT_KASSERT(!mtx_owned(m), m->mtx_name);
 	if (ULT_UNLIKELY(atomic_exchange_explicit(&m->mtx_locked, 1,
@@ -126,7 +126,7 @@ mtx_lock(struct mtx *m)
 }
 
 static inline void
-mtx_unlock(struct mtx *m)
+mtx_unlock_spin(struct mtx *m)
 {
 	ULT_KASSERT(mtx_owned(m), m->mtx_name);
 #ifdef ULT_INVARIANTS

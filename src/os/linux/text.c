@@ -136,10 +136,10 @@ ult__text_build(void)
 	t->n = b->n;
 	memcpy(t->r, b->r, (size_t)b->n * sizeof(t->r[0]));
 	free(b);
-	mtx_lock(&ranges_lock);
+	mtx_lock_spin(&ranges_lock);
 	t->retired = ULT_LD(&allowed);
 	ULT_ST_REL(&allowed, t);
-	mtx_unlock(&ranges_lock);
+	mtx_unlock_spin(&ranges_lock);
 	return (0);
 }
 
@@ -170,14 +170,14 @@ ult__text_allow(const char *name)
 	char *copy;
 	int err = 0;
 
-	mtx_lock(&ranges_lock);
+	mtx_lock_spin(&ranges_lock);
 	if (nallow == (int)(sizeof(allow_names) / sizeof(allow_names[0])))
 		err = ENOMEM;
 	else if ((copy = ult__strdup(name)) == NULL)
 		err = ENOMEM;
 	else
 		allow_names[nallow++] = copy;
-	mtx_unlock(&ranges_lock);
+	mtx_unlock_spin(&ranges_lock);
 	return (err);
 }
 
