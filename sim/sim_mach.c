@@ -143,10 +143,12 @@ ult__mtx_self(void)
 }
 
 void
-ult__assert_fail(const char *file, int line, const char *expr, const char *msg)
+ult__assert_fail(const char *file, int line, const char *func, const char *expr,
+    const char *msg)
 {
-	fprintf(stderr, "sim: assertion failed at %s:%d: %s%s%s%s, cpu %d\n",
-	    file, line, expr, msg ? " (" : "", msg ? msg : "", msg ? ")" : "",
+	fprintf(stderr,
+	    "sim: assertion failed at %s:%d in %s(): %s%s%s%s, cpu %d\n", file,
+	    line, func, expr, msg ? " (" : "", msg ? msg : "", msg ? ")" : "",
 	    S != NULL ? S->curcpu : -1);
 	abort();
 }

@@ -53,15 +53,17 @@ who(char *buf, size_t len)
 }
 
 void
-ult__assert_fail(const char *file, int line, const char *expr, const char *msg)
+ult__assert_fail(const char *file, int line, const char *func, const char *expr,
+    const char *msg)
 {
 	char whom[96], out[512];
 	int n;
 
 	who(whom, sizeof(whom));
 	n = snprintf(out, sizeof(out),
-	    "ult: assertion failed at %s:%d: %s%s%s%s, in %s\n", file, line,
-	    expr, msg ? " (" : "", msg ? msg : "", msg ? ")" : "", whom);
+	    "ult: assertion failed at %s:%d in %s(): %s%s%s%s, in %s\n", file,
+	    line, func, expr, msg ? " (" : "", msg ? msg : "", msg ? ")" : "",
+	    whom);
 	if (n > 0 &&
 	    write(STDERR_FILENO, out,
 		(size_t)n < sizeof(out) ? (size_t)n : sizeof(out) - 1) < 0)

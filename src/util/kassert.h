@@ -10,16 +10,17 @@
 #ifndef ULT_UTIL_KASSERT_H
 #define ULT_UTIL_KASSERT_H
 
-/* Provided by the host: print file:line, the expression, an optional
- * message and who was running, then abort. */
-void ult__assert_fail(const char *file, int line, const char *expr,
-    const char *msg) __attribute__((noreturn, cold));
+/* Provided by the host: print file:line, the function, the expression,
+ * an optional message and who was running, then abort. */
+void ult__assert_fail(const char *file, int line, const char *func,
+    const char *expr, const char *msg) __attribute__((noreturn, cold));
 
 #ifdef ULT_INVARIANTS
-#define ULT_KASSERT(exp, msg)                                              \
-	do {                                                               \
-		if (__builtin_expect(!(exp), 0))                           \
-			ult__assert_fail(__FILE__, __LINE__, #exp, (msg)); \
+#define ULT_KASSERT(exp, msg)                                                \
+	do {                                                                 \
+		if (__builtin_expect(!(exp), 0))                             \
+			ult__assert_fail(__FILE__, __LINE__, __func__, #exp, \
+			    (msg));                                          \
 	} while (0)
 #else
 /* Not evaluated, but its names count as used. */
