@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "sim_int.h"
+#include "util/fault.h"
 
 /* Under the sub-tick engine a CPU that is woken or sent an IPI acts at
  * once, a wakeup's cost later, rather than at the next tick. */

@@ -378,9 +378,6 @@ op_detach(struct actor *a)
 	}
 }
 
-int harness_io_round(unsigned *seed, char *why, size_t whylen);
-int harness_blocking_round(unsigned *seed, char *why, size_t whylen);
-
 static void
 op_io(struct actor *a)
 {

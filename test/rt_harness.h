@@ -49,4 +49,9 @@ long harness_checker_stop(void); /* returns the checks made */
 void harness_sample_stop(void);	 /* before ult_shutdown frees the workers */
 void harness_watch_stop(void);
 
+/* rt_harness_io.c: one round of I/O, or of blocking calls, by an actor;
+ * 0, or -1 with what went wrong in why. */
+int harness_io_round(unsigned *seed, char *why, size_t whylen);
+int harness_blocking_round(unsigned *seed, char *why, size_t whylen);
+
 #endif

@@ -12,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "rt_harness.h"
 #include "test.h"
 #include "ult.h"
 

@@ -470,7 +470,7 @@ test_stats_report(void)
 }
 
 static ult_sem_t never;
-static ult_mutex_t held = ULT_MUTEX_INITIALIZER;
+static ult_mutex_t held_mx = ULT_MUTEX_INITIALIZER;
 
 static void *
 sem_sleeper(void *arg)
@@ -484,8 +484,8 @@ static void *
 mutex_sleeper(void *arg)
 {
 	(void)arg;
-	CHECK_EQ(ult_mutex_lock(&held), 0);
-	CHECK_EQ(ult_mutex_unlock(&held), 0);
+	CHECK_EQ(ult_mutex_lock(&held_mx), 0);
+	CHECK_EQ(ult_mutex_unlock(&held_mx), 0);
 	return (NULL);
 }
 
@@ -523,7 +523,7 @@ test_info_wchan(void)
 
 	rt_init(2, 0);
 	CHECK_EQ(ult_sem_init(&never, 0), 0);
-	CHECK_EQ(ult_mutex_lock(&held), 0);
+	CHECK_EQ(ult_mutex_lock(&held_mx), 0);
 	CHECK_EQ(ult_spawn(&s, NULL, sem_sleeper, NULL), 0);
 	CHECK_EQ(ult_spawn(&m, NULL, mutex_sleeper, NULL), 0);
 	CHECK_EQ(ult_spawn(&z, NULL, sleeper, (void *)(intptr_t)3000), 0);
@@ -536,7 +536,7 @@ test_info_wchan(void)
 	CHECK(in.nruns >= 1);
 	CHECK(in.rq_delay_avg_ns <= in.rq_delay_max_ns);
 	CHECK_EQ(ult_sem_post(&never), 0);
-	CHECK_EQ(ult_mutex_unlock(&held), 0);
+	CHECK_EQ(ult_mutex_unlock(&held_mx), 0);
 	CHECK_EQ(ult_join(j, NULL), 0);
 	CHECK_EQ(ult_join(m, NULL), 0);
 	/* It has slept, so it has run, and a run-queue delay is never

@@ -6,17 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ULT_TEST_rt(name) void test_##name(void);
-#define ULT_TEST_sim(name) void test_##name(void);
-#define ULT_TEST_static(name) void test_##name(void);
-#define ULT_TEST_bare(name) void test_##name(void);
-#define ULT_TEST(name, suite, timeout, labels) ULT_TEST_##suite(name)
-#include "test_list.h"
-#undef ULT_TEST_rt
-#undef ULT_TEST_sim
-#undef ULT_TEST_static
-#undef ULT_TEST_bare
-#undef ULT_TEST
+#include "test.h"
 
 #define ULT_TEST_rt(name)
 #define ULT_TEST_sim(name)

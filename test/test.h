@@ -88,4 +88,9 @@ test_rand(unsigned *s)
 	return (*s = x);
 }
 
+/* Every test's prototype (the runner calls them through its table). */
+#define ULT_TEST(name, suite, timeout, labels) void test_##name(void);
+#include "test_list.h"
+#undef ULT_TEST
+
 #endif

@@ -6,6 +6,9 @@
  */
 #define TLS_DSO_BUF 4096
 
+int *tls_dso_value_addr(void);
+char *tls_dso_buf_addr(void);
+
 __thread int tls_dso_value = 5;
 __thread char tls_dso_buf[TLS_DSO_BUF];
 

@@ -37,6 +37,7 @@ ult__dropin_next(const char *name, void *_Atomic *slot)
 }
 
 #define FWD(ret, name, params, args)                               \
+	ret ult__rt_##name params;                                 \
 	ret ult__rt_##name params                                  \
 	{                                                          \
 		static void *_Atomic slot;                         \

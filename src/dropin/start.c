@@ -126,6 +126,10 @@ main_as_uthread(int argc, char **argv, char **envp)
 	return (127);
 }
 
+/* glibc's entry from _start; no header declares it. */
+int __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
+    void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
+
 int
 __libc_start_main(main_fn main, int argc, char **argv, void (*init)(void),
     void (*fini)(void), void (*rtld_fini)(void), void *stack_end)

@@ -166,11 +166,11 @@ ours(sem_t *s)
 	return (s != NULL && DS(s)->mark == SEM_MARK);
 }
 
-#define GLIBC_SEM(name, ...)                                                   \
-	do {                                                                   \
-		static void *_Atomic slot;                                     \
-		return (                                                       \
-		    ((int (*)())ult__dropin_next(#name, &slot))(__VA_ARGS__)); \
+#define GLIBC_SEM(name, ...)                                                 \
+	do {                                                                 \
+		static void *_Atomic slot;                                   \
+		return (((__typeof__(&name))ult__dropin_next(#name, &slot))( \
+		    __VA_ARGS__));                                           \
 	} while (0)
 
 int

@@ -59,10 +59,10 @@ void ult__sim_lock_note(struct mtx *m);
 /* Provided by the host: one step of a bounded-then-yielding spin. */
 void ult__spin_backoff(unsigned *iter);
 
-#ifdef ULT_INVARIANTS
 /* Provided by the host: a token unique to the calling kernel thread. */
 const void *ult__mtx_self(void);
 
+#ifdef ULT_INVARIANTS
 static inline void
 mtx_set_owner(struct mtx *m)
 {
