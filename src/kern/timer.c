@@ -20,6 +20,7 @@
 
 #include "../arch/cpu.h"
 #include "runtime.h"
+#include "../util/kassert.h"
 #include "../util/mem.h"
 #include "timer.h"
 
@@ -112,6 +113,17 @@ merge_pairs(struct ult__timer *first)
 	return (r);
 }
 
+/* A node in the heap: its back link names it (the first child of prev,
+ * or prev's next sibling) and no child is due before it. */
+#define TIMER_ASSERT_LINKED(t)                                       \
+	ULT_KASSERT((t)->queued && (t)->prev != NULL &&              \
+		((t)->prev->child == (t) || (t)->prev->next == (t)), \
+	    "timer_linked: a queued non-root timer must hang from its prev")
+#define TIMER_ASSERT_ORDER(t)                          \
+	ULT_KASSERT((t)->child == NULL ||              \
+		(t)->child->deadline >= (t)->deadline, \
+	    "timer_order: a child must not be due before its parent")
+
 static void
 publish_head(struct ult__timer_heap *h)
 {
@@ -121,6 +133,8 @@ publish_head(struct ult__timer_heap *h)
 static void
 heap_insert(struct ult__timer_heap *h, struct ult__timer *t)
 {
+	MTX_ASSERT_OWNED(&h->lock);
+	ULT_KASSERT(!t->queued, "heap_insert: timer queued twice");
 	t->child = t->next = t->prev = NULL;
 	t->queued = 1;
 	h->root = h->root != NULL ? meld(h->root, t) : t;
@@ -132,9 +146,16 @@ heap_remove(struct ult__timer_heap *h, struct ult__timer *t)
 {
 	struct ult__timer *sub;
 
+	MTX_ASSERT_OWNED(&h->lock);
+	ULT_KASSERT(t->queued && t->heap == h,
+	    "heap_remove: timer not queued on this heap");
+	TIMER_ASSERT_ORDER(t);
 	if (t == h->root) {
+		ULT_KASSERT(t->prev == NULL && t->next == NULL,
+		    "heap_remove: the root has no siblings");
 		h->root = merge_pairs(t->child);
 	} else {
+		TIMER_ASSERT_LINKED(t);
 		/* Cut t (and its subtree) out of its sibling list. */
 		if (t->prev->child == t)
 			t->prev->child = t->next;
@@ -146,6 +167,8 @@ heap_remove(struct ult__timer_heap *h, struct ult__timer *t)
 			h->root = meld(h->root, sub);
 	}
 	t->queued = 0;
+	ULT_KASSERT(h->root == NULL || h->root->prev == NULL,
+	    "heap_remove: the new root has a parent");
 	publish_head(h);
 }
 
@@ -156,6 +179,7 @@ ult__timer_add(struct ult__timer *t, int cpu, uint64_t deadline,
 	struct ult__timer_heap *h;
 	int first;
 
+	ULT_KASSERT(nheaps > 0, "ult__timer_add: no timer heaps");
 	if (cpu < 0 || cpu >= nheaps)
 		cpu = nheaps - 1;
 	h = &heaps[cpu];
@@ -214,6 +238,8 @@ ult__timers_run(uint64_t now)
 			struct ult__timer *t = h->root;
 
 			heap_remove(h, t);
+			ULT_KASSERT(ULT_LD(&h->firing) == NULL,
+			    "ult__timers_run: one expiry at a time per heap");
 			ULT_ST(&h->firing, t);
 			mtx_unlock_spin(&h->lock);
 			t->fn(t->arg);
