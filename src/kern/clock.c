@@ -127,8 +127,10 @@ clock_main(void *arg)
 static void
 wake(void)
 {
-	atomic_fetch_add(&clk.seq, 1);
-	if (atomic_load(&clk.in_epoll)) /* seq_cst: the Dekker pair */
+	/* seq_cst, the Dekker pair with the clock thread's loop: it stores
+	 * in_epoll, fences and reads seq; this bumps seq and reads in_epoll. */
+	ULT_ADD_SC(&clk.seq, 1);
+	if (ULT_LD_SC(&clk.in_epoll))
 		ult__io_kick();
 	else
 		ult__futex_wake(&clk.seq, 1);

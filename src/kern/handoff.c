@@ -119,9 +119,16 @@ kernel_blocked(int cpu, uint64_t now)
 void
 ult__handoff_set(struct ult__worker *w, int on)
 {
-	if (ULT_LD(&w->blocked) == on || atomic_exchange(&w->blocked, on) == on)
+	ULT_KASSERT(on == 0 || on == 1, "ult__handoff_set: a mark is 0 or 1");
+	/* seq_cst: the clock and the worker's switch both clear the mark;
+	 * the exchange lets one of them count the change, and orders it
+	 * before the evacuation's queue locks as the policy reads it. */
+	if (ULT_LD(&w->blocked) == on || ULT_XCHG_SC(&w->blocked, on) == on)
 		return;
-	atomic_fetch_add(&ult__rt.nblocked, on ? 1 : -1);
+	ULT_ADD_SC(&ult__rt.nblocked, on ? 1 : -1);
+	ULT_KASSERT(ULT_LD(&ult__rt.nblocked) >= 0 &&
+		ULT_LD(&ult__rt.nblocked) <= ult__rt.nworkers,
+	    "ult__handoff_set: blocked workers out of range");
 	if (on) {
 		ULT_ADD(&w->nhandoffs, 1);
 		ULT_TRACE(TEV_HANDOFF, handoff, 0, w->id, 0, 0, 0);
@@ -136,6 +143,9 @@ ult__handoff_tick(int cpu)
 	uint64_t limit = (uint64_t)ULT_LD(&ult__handoff_us) * 1000u;
 	int act = ult__tls_actcpu;
 
+	ULT_KASSERT(cpu >= 0 && cpu < ult__rt.nworkers &&
+		ult__tls_worker == NULL,
+	    "ult__handoff_tick: the clock thread looks at a worker");
 	if (sw != hw[cpu].nswitch || !ULT_LD(&w->busy) || limit == 0) {
 		hw[cpu].nswitch = sw;
 		hw[cpu].since = now;
@@ -191,13 +201,13 @@ ult__handoff_spare(void)
 	if (ULT_LD(&s->offline) && all) {
 		/* seq_cst: the policy reads it through mach_cpu_state before
 		 * it moves a thread there (under the queue locks). */
-		atomic_store(&s->offline, 0);
-		atomic_fetch_add(&spare_runs, 1);
+		ULT_ST_SC(&s->offline, 0);
+		ULT_ADD(&spare_runs, 1); /* a count for ult.spare_runs */
 		for (int c = 0; c < ult__rt.ncpu; c++)
 			ult__rt.sched->evacuate(c);
 	} else if (!all) {
 		if (!ULT_LD(&s->offline))
-			atomic_store(&s->offline, 1);
+			ULT_ST_SC(&s->offline, 1); /* as above */
 		if (ULT_LD(&s->busy) && !ULT_LD(&s->blocked))
 			ult__rt.sched->evacuate(ult__rt.ncpu);
 	}
@@ -207,7 +217,7 @@ ult__handoff_spare(void)
 long
 ult__handoff_spare_runs(void)
 {
-	return (atomic_load(&spare_runs));
+	return (ULT_LD(&spare_runs));
 }
 
 long

@@ -90,9 +90,11 @@ ult__host_nice_apply(struct ult__worker *w)
 
 	if (ULT_LD(&w->hn_now) == want)
 		return;
-	atomic_store(&w->hn_now, want);
+	/* seq_cst: pairs with ult__host_nice_restore's exchange; whichever
+	 * comes second sees the other and base wins. */
+	ULT_ST_SC(&w->hn_now, want);
 	set_nice(w, want);
-	if (want != base && atomic_load(&w->hn_now) != want)
+	if (want != base && ULT_LD_SC(&w->hn_now) != want)
 		set_nice(w, base);
 }
 
@@ -101,7 +103,8 @@ void
 ult__host_nice_restore(struct ult__worker *w)
 {
 	if (ULT_LD(&w->hn_now) != base &&
-	    atomic_exchange(&w->hn_now, base) != base)
+	    /* seq_cst: pairs with ult__host_nice_apply's store and load. */
+	    ULT_XCHG_SC(&w->hn_now, base) != base)
 		set_nice(w, base);
 }
 

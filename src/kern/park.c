@@ -55,7 +55,9 @@ ult__io_park_begin(struct ult__worker *w)
 	if (w->park_ep < 0 || ULT_LD(&ult__io_nwaiting) == 0 ||
 	    ULT_LD(&owner) >= 0)
 		return (0);
-	if (!atomic_compare_exchange_strong(&owner, &none, w->id))
+	/* seq_cst: one owner of the poller at a time; the release store in
+	 * ult__io_park_end publishes what the previous owner left. */
+	if (!ULT_CAS_SC(&owner, &none, w->id))
 		return (0);
 	atomic_fetch_add_explicit(&ult__io_nparks_io, 1, memory_order_relaxed);
 	return (1);

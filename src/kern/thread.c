@@ -245,7 +245,9 @@ ult__thread_dead(struct ult__worker *w, struct ult_thread *ut)
 	ULT_ST_REL(&w->nexited, ULT_LD(&w->nexited) + 1);
 	/* A system call only while ult_shutdown sleeps, once per sleep. */
 	if (ULT_UNLIKELY(ULT_LD(&ult__rt.shutdown_waits)) &&
-	    atomic_exchange(&ult__rt.exit_waiter, 0) != 0)
+	    /* seq_cst: after nexited's store; pairs with
+	     * ult__wait_no_threads's store of exit_waiter before it counts. */
+	    ULT_XCHG_SC(&ult__rt.exit_waiter, 0) != 0)
 		ult__futex_wake(&ult__rt.exit_waiter, 1);
 }
 
@@ -279,14 +281,18 @@ ult__live_threads(void)
 void
 ult__wait_no_threads(void)
 {
-	atomic_store(&ult__rt.shutdown_waits, 1);
+	/* seq_cst: both pair with the exit path's load of shutdown_waits
+	 * and exchange of exit_waiter (ult__thread_dead), which follow its
+	 * store of nexited: either the exit sees the word, or this count
+	 * sees the exit. */
+	ULT_ST_SC(&ult__rt.shutdown_waits, 1);
 	for (;;) {
-		atomic_store(&ult__rt.exit_waiter, 1);
+		ULT_ST_SC(&ult__rt.exit_waiter, 1);
 		if (ult__live_threads() == 0)
 			break;
 		ult__futex_wait(&ult__rt.exit_waiter, 1, ult__now() + 1000000);
 	}
-	atomic_store(&ult__rt.exit_waiter, 0);
+	ULT_ST(&ult__rt.exit_waiter, 0);
 }
 
 void

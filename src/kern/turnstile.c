@@ -333,14 +333,18 @@ set_owner(struct ult__turnstile *ts, struct ult_thread *ut)
 	if (old != NULL) {
 		mtx_lock_spin(&old->contested_lock);
 		ult__list_remove(&ts->ts_link);
-		atomic_fetch_sub(&old->ncontested, 1);
+		/* Relaxed: written under contested_lock; see
+		 * contested_best for the lock-free read of 0. */
+		ULT_SUB(&old->ncontested, 1);
 		mtx_unlock_spin(&old->contested_lock);
 	}
 	ts->ts_owner = ut;
 	if (ut != NULL) {
 		mtx_lock_spin(&ut->contested_lock);
 		ult__list_insert_tail(&ut->contested, &ts->ts_link);
-		atomic_fetch_add(&ut->ncontested, 1);
+		/* seq_cst: pairs with contested_best's load, which must
+		 * not miss an owner that gained a waiter before it looked. */
+		ULT_ADD_SC(&ut->ncontested, 1);
 		mtx_unlock_spin(&ut->contested_lock);
 	}
 	return (old);
@@ -459,7 +463,7 @@ contested_best(struct ult_thread *ut)
 	/* Most threads own no contested lock: every wakeup asks.  A count
 	 * of 0 read here orders this look before a concurrent insertion,
 	 * as taking the lock first would. */
-	if (atomic_load(&ut->ncontested) == 0)
+	if (ULT_LD_SC(&ut->ncontested) == 0) /* pairs with turnstile_own */
 		return (pri);
 	mtx_lock_spin(&ut->contested_lock);
 	ULT_LIST_FOREACH (n, &ut->contested) {

@@ -72,8 +72,11 @@ ult__waiter_park_foreign(struct ult__waiter *w, uint64_t deadline)
 	}
 	/* Announce the sleep; a woken word (or a second park after a
 	 * timeout, already announced) says where we stand. */
-	if (!atomic_compare_exchange_strong(&w->futex, &v, FW_SLEEPING) &&
-	    v == FW_WOKEN)
+	/* Pairs with ult__waiter_wake_foreign's exchange to FW_WOKEN: two
+	 * read-modify-writes of one word, so either the waker finds
+	 * FW_SLEEPING and wakes the futex or this finds FW_WOKEN.  seq_cst,
+	 * as before the explicit form; acq_rel would do. */
+	if (!ULT_CAS_SC(&w->futex, &v, FW_SLEEPING) && v == FW_WOKEN)
 		return (0);
 	while (ULT_LD_ACQ(&w->futex) == FW_SLEEPING) {
 		if (ult__futex_wait(&w->futex, FW_SLEEPING, deadline) ==

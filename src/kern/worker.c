@@ -55,9 +55,12 @@ park(struct ult__worker *w)
 	 * event wakes. */
 	int io = !ULT_LD(&w->offline) && ult__io_park_begin(w);
 
+	/* seq_cst: park_io is stored before PARK_PARKED is published, and
+	 * the claim pairs with ult__worker_unpark's exchange: an unparker
+	 * that finds PARK_PARKED reads this park_io. */
 	if (io)
-		atomic_store(&w->park_io, 1);
-	if (!atomic_compare_exchange_strong(&w->park, &expect, PARK_PARKED)) {
+		ULT_ST_SC(&w->park_io, 1);
+	if (!ULT_CAS_SC(&w->park, &expect, PARK_PARKED)) {
 		ULT_ST(&w->park, PARK_EMPTY); /* was NOTIFIED */
 	} else {
 		ULT_ST(&w->nparks, ULT_LD(&w->nparks) + 1);
@@ -68,7 +71,7 @@ park(struct ult__worker *w)
 		ULT_ST(&w->park, PARK_EMPTY);
 	}
 	if (io) {
-		atomic_store(&w->park_io, 0);
+		ULT_ST_SC(&w->park_io, 0); /* as above */
 		ult__io_park_end(w);
 	}
 }
@@ -79,8 +82,9 @@ spin_claim(struct ult__worker *w)
 	int n = ULT_LD(&ult__rt.nspinning);
 
 	while (n < ult__rt.max_spinning) {
-		if (atomic_compare_exchange_weak(&ult__rt.nspinning, &n,
-			n + 1)) {
+		/* seq_cst: pairs with spin_release's decrement, and with
+		 * the wakers that read nspinning (mach_idle_spinning). */
+		if (ULT_CASW_SC(&ult__rt.nspinning, &n, n + 1)) {
 			ULT_ST(&w->state, MACH_CPU_SPINNING);
 			return (1);
 		}
@@ -94,7 +98,8 @@ static void
 spin_release(struct ult__worker *w)
 {
 	ULT_ST(&w->state, MACH_CPU_PARKED);
-	atomic_fetch_sub(&ult__rt.nspinning, 1);
+	(void)atomic_fetch_sub_explicit(&ult__rt.nspinning, 1,
+	    memory_order_seq_cst);
 }
 
 /* Spin until `until', work for this CPU or a notification. */
@@ -119,12 +124,14 @@ spin_wait(struct ult__worker *w, uint64_t until)
 void
 ult__worker_unpark(struct ult__worker *w)
 {
-	if (atomic_exchange(&w->park, PARK_NOTIFIED) != PARK_PARKED)
+	/* seq_cst: after the caller's enqueue, which the parked worker must
+	 * see once woken; pairs with park()'s claim of PARK_PARKED. */
+	if (ULT_XCHG_SC(&w->park, PARK_NOTIFIED) != PARK_PARKED)
 		return;
 	/* It parked at its idle thread's host nice (host_nice.c). */
 	if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
 		ult__host_nice_restore(w);
-	if (atomic_load(&w->park_io))
+	if (ULT_LD_SC(&w->park_io)) /* stored before PARK_PARKED (park) */
 		ult__io_park_unpark(w);
 	else
 		ult__wake_counted(&w->park);

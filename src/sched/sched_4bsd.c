@@ -290,7 +290,9 @@ forward_wakeup(int self)
 	 * again in bsd_idle_enter. */
 	for (int c = 0; c < bsd_ncpu; c++) {
 		if (c != self && ULT_LD(&cpu_idle[c]) && !bsd_reserved(c) &&
-		    atomic_exchange(&cpu_idle[c], 0) != 0) {
+		    /* seq_cst: after the caller's enqueue; pairs with
+		     * bsd_idle_enter's store of the flag and its fence. */
+		    ULT_XCHG_SC(&cpu_idle[c], 0) != 0) {
 			mach_cpu_idle_wakeup(c);
 			return (c);
 		}

@@ -566,7 +566,9 @@ ule_wakep(int self)
 		    ULT_LD(&tdq->tdq_curthread) != tdq->tdq_idlethread)
 			continue;
 		if (seen == now ||
-		    atomic_compare_exchange_strong(&ule_wakep_tick, &seen, now))
+		    /* seq_cst, as before the explicit form: one waker per
+		     * tick; nothing else is published through the word. */
+		    ULT_CAS_SC(&ule_wakep_tick, &seen, now))
 			mach_cpu_idle_wakeup(c);
 		return;
 	}

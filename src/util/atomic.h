@@ -15,6 +15,26 @@
 #define ULT_LD_ACQ(p) atomic_load_explicit((p), memory_order_acquire)
 #define ULT_ST_REL(p, v) atomic_store_explicit((p), (v), memory_order_release)
 #define ULT_ADD(p, v) atomic_fetch_add_explicit((p), (v), memory_order_relaxed)
+#define ULT_SUB(p, v) atomic_fetch_sub_explicit((p), (v), memory_order_relaxed)
+#define ULT_XCHG(p, v) atomic_exchange_explicit((p), (v), memory_order_relaxed)
+/*
+ * Sequentially consistent, for the Dekker pairs (each side stores, then
+ * loads the other's word) and for claims whose winner must see what the
+ * loser wrote before.  Every use says, in a comment, which access on the
+ * other side it pairs with.
+ */
+#define ULT_LD_SC(p) atomic_load_explicit((p), memory_order_seq_cst)
+#define ULT_ST_SC(p, v) atomic_store_explicit((p), (v), memory_order_seq_cst)
+#define ULT_XCHG_SC(p, v) \
+	atomic_exchange_explicit((p), (v), memory_order_seq_cst)
+#define ULT_ADD_SC(p, v) \
+	atomic_fetch_add_explicit((p), (v), memory_order_seq_cst)
+#define ULT_CAS_SC(p, expp, v)                                    \
+	atomic_compare_exchange_strong_explicit((p), (expp), (v), \
+	    memory_order_seq_cst, memory_order_seq_cst)
+#define ULT_CASW_SC(p, expp, v)                                 \
+	atomic_compare_exchange_weak_explicit((p), (expp), (v), \
+	    memory_order_seq_cst, memory_order_seq_cst)
 #if defined(__SANITIZE_THREAD__)
 /* TSan does not model fences (GCC refuses them); a seq_cst read-modify-
  * write of one shared word orders the same way and is modelled. */

@@ -184,7 +184,9 @@ ult__text_allow(const char *name)
 void
 ult__text_free(void)
 {
-	struct ranges *t = atomic_exchange(&allowed, NULL);
+	/* seq_cst: the last reader is gone (the runtime has stopped);
+	 * the exchange only takes the list. */
+	struct ranges *t = ULT_XCHG_SC(&allowed, NULL);
 
 	while (t != NULL) {
 		struct ranges *next = t->retired;
