@@ -6,7 +6,8 @@
 # The policy may call what src/sched/machine.h declares (the runtime
 # implements that interface for it).  Every other upward reference must
 # be listed, with its reason, in test/layering.allow; a listed one that
-# is gone fails too, so the list stays exact.
+# is gone fails too, so the list stays exact.  And DESIGN.md's map
+# (section 1) names every folder of src/.
 #   layering.sh BUILD_DIR SOURCE_DIR
 set -eu
 build=$1 src=$2
@@ -50,6 +51,16 @@ grep -v '^#' "$src/test/layering.allow" | awk 'NF >= 3 { print $1, $2, $3 }' |
     sort -u >"$tmp/allow"
 
 status=0
+# DESIGN.md section 1 maps every folder of src/.
+map=$(awk '/^## 1\./ { on = 1; next } /^## / { on = 0 } on' \
+    "$src/docs/DESIGN.md")
+for d in "$src"/src/*/; do
+	d=src/$(basename "$d")/
+	if ! echo "$map" | grep -q "^$d"; then
+		echo "DESIGN.md section 1 does not name $d"
+		status=1
+	fi
+done
 new=$(comm -23 "$tmp/up" "$tmp/allow")
 gone=$(comm -13 "$tmp/up" "$tmp/allow")
 if [ -n "$new" ]; then

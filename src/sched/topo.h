@@ -9,12 +9,12 @@
 #define ULT_SCHED_TOPO_H
 
 #include "../util/cpuset.h"
+#include "../util/topo_cpu.h"
 
 #define CG_SHARE_NONE 0
 #define CG_SHARE_L1 1
 #define CG_SHARE_L2 2
 #define CG_SHARE_L3 3
-#define MAX_CACHE_LEVELS 3
 
 #define CG_FLAG_HTT 0x01
 #define CG_FLAG_SMT 0x02
@@ -30,16 +30,6 @@ struct cpu_group {
 	int cg_first, cg_last; /* lowest and highest cpu in cg_mask */
 	int cg_level;	       /* CG_SHARE_* shared by every cpu here */
 	int cg_flags;
-};
-
-/*
- * What the host knows about each cpu: for level 1..3, the set of cpus
- * sharing that cache with it (itself included; empty if unknown), and its
- * SMT siblings.
- */
-struct topo_cpu {
-	cpuset_t share[MAX_CACHE_LEVELS + 1];
-	cpuset_t smt;
 };
 
 /* Build the tree for ncpu cpus; desc may be NULL (one flat group).

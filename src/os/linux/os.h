@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../../sched/topo.h"
+#include "../../util/topo_cpu.h"
 #include "../../util/atomic.h"
 
 /*
