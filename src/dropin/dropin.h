@@ -124,6 +124,7 @@ int ult__rt_poll(struct pollfd *p, nfds_t n, int ms);
 int ult__rt_clock_nanosleep(clockid_t c, int fl, const struct timespec *r,
     struct timespec *rem);
 int ult__rt_sched_yield(void);
+long ult__rt_syscall(long nr, ...);
 pthread_t ult__rt_pthread_self(void);
 int ult__rt_pthread_join(pthread_t t, void **ret);
 int ult__rt_pthread_getattr_np(pthread_t t, pthread_attr_t *a);

@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -93,6 +94,23 @@ FWD(int, clock_nanosleep,
     (clockid_t c, int fl, const struct timespec *r, struct timespec *rem),
     (c, fl, r, rem))
 FWD(int, sched_yield, (void), ())
+
+/* syscall() is variadic: forward six longs, all the kernel takes. */
+long
+ult__rt_syscall(long nr, ...)
+{
+	static void *_Atomic slot;
+	long (*f)(long, ...) =
+	    (long (*)(long, ...))ult__dropin_next("syscall", &slot);
+	va_list ap;
+	long a[6];
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	return (f(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
+}
 
 /* pthread_exit does not return: no FWD. */
 void
