@@ -69,6 +69,8 @@ struct fx_bucket {
 
 static struct fx_bucket buckets[NBUCKET];
 static pthread_once_t buckets_once = PTHREAD_ONCE_INIT;
+/* libc's: any thread may be first, a foreign one included. */
+int ult__rt_pthread_once(pthread_once_t *o, void (*fn)(void));
 
 static void
 buckets_init(void)
@@ -174,7 +176,7 @@ wake_table(const uint32_t *addr, uint32_t bits, int max)
 	struct fx_waiter *list = NULL;
 	int k;
 
-	pthread_once(&buckets_once, buckets_init);
+	ult__rt_pthread_once(&buckets_once, buckets_init);
 	if (!pending(b))
 		return (0);
 	mtx_lock(&b->lock);
@@ -193,7 +195,7 @@ wait_table(const uint32_t *addr, uint32_t val, uint32_t bits, uint64_t deadline)
 	uint64_t recheck = RECHECK_FIRST_NS, until, now;
 	int r;
 
-	pthread_once(&buckets_once, buckets_init);
+	ult__rt_pthread_once(&buckets_once, buckets_init);
 	ult__waiter_self(&fw.w);
 	fw.addr = addr;
 	fw.bitset = bits;
@@ -266,7 +268,7 @@ requeue_table(const uint32_t *a1, const uint32_t *a2, int nwake, int nmove,
 	struct fx_waiter *list = NULL;
 	struct ult__list *n, *t;
 
-	pthread_once(&buckets_once, buckets_init);
+	ult__rt_pthread_once(&buckets_once, buckets_init);
 	*woken = *moved = 0;
 	lock2(b1, b2);
 	if (cmp && __atomic_load_n(a1, __ATOMIC_SEQ_CST) != val3) {
@@ -359,7 +361,7 @@ wake_op(uint32_t *a1, int n1, int n2, uint32_t *a2, uint32_t enc, int priv)
 	int k1 = 0, k2 = 0, cond = 0, err;
 	long r;
 
-	pthread_once(&buckets_once, buckets_init);
+	ult__rt_pthread_once(&buckets_once, buckets_init);
 	n1 = n1 <= 0 ? 1 : n1;
 	n2 = n2 <= 0 ? 1 : n2;
 	lock2(b1, b2);
