@@ -115,6 +115,13 @@ int ult__dropin_wait_until(int (*wait)(void *, uint64_t), void *obj,
 /* Wake dp if it waits at a cancellation point. */
 void ult__dropin_interrupt(struct dp_thread *dp);
 
+/* syscall(SYS_futex, ...) (futex.c): the result, or -1 with errno. */
+long ult__dropin_futex(uint32_t *uaddr, int op, uint32_t val,
+    const struct timespec *ts, uint32_t *uaddr2, uint32_t val3);
+/* Inline futex system calls of libgomp (trap.c): set up before the
+ * workers start; each worker arms itself as it starts. */
+void ult__dropin_trap_setup(void);
+
 /* libc's functions for the runtime and the drop-in (real.c). */
 int ult__rt_pthread_create(pthread_t *t, const pthread_attr_t *a,
     void *(*fn)(void *), void *arg);

@@ -390,9 +390,9 @@ bad_timespec(const struct timespec *ts)
 	return (ts->tv_sec < 0 || ts->tv_nsec < 0 || ts->tv_nsec >= 1000000000);
 }
 
-static long
-futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts,
-    uint32_t *uaddr2, uint32_t val3)
+long
+ult__dropin_futex(uint32_t *uaddr, int op, uint32_t val,
+    const struct timespec *ts, uint32_t *uaddr2, uint32_t val3)
 {
 	int cmd = op & FUTEX_CMD_MASK, priv = op & FUTEX_PRIVATE_FLAG;
 	int rt = (op & FUTEX_CLOCK_REALTIME) != 0, k, moved, err;
@@ -470,8 +470,8 @@ syscall(long nr, ...)
 		a[i] = va_arg(ap, long);
 	va_end(ap);
 	if (nr == SYS_futex)
-		return (futex((uint32_t *)a[0], (int)a[1], (uint32_t)a[2],
-		    (const struct timespec *)a[3], (uint32_t *)a[4],
-		    (uint32_t)a[5]));
+		return (ult__dropin_futex((uint32_t *)a[0], (int)a[1],
+		    (uint32_t)a[2], (const struct timespec *)a[3],
+		    (uint32_t *)a[4], (uint32_t)a[5]));
 	return (ult__rt_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
 }

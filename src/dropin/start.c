@@ -80,6 +80,7 @@ start(void)
 	if (getenv("ULT_STACK_SIZE") == NULL)
 		cfg.stack_size = ult__dropin_default_stack();
 	ult__dropin_idle_masks();
+	ult__dropin_trap_setup();
 	if ((err = ult_init(&cfg)) != 0)
 		ult__dropin_fatal("cannot start the runtime", strerror(err));
 	if (ult_sysctl("ult.tls", &tls, NULL) != 0 || tls != 1)

@@ -530,6 +530,10 @@ extern atomic_int ult__schedctl_bound_us;
 extern atomic_int ult__chaos_migrate;
 void ult__chaos_switching(struct ult_thread *ut, int flags);
 
+/* worker.c: set before ult_init by the pthread drop-in (its syscall
+ * trap), run by each worker's kernel thread as it starts. */
+extern void (*ult__worker_start_hook)(void);
+
 /* signals.c */
 #define ULT__ALTSTACK_SIZE (64u * 1024)
 int ult__signals_init(void);

@@ -20,6 +20,8 @@
 #include "runtime.h"
 #include "tls.h"
 
+void (*ult__worker_start_hook)(void);
+
 enum {
 	PARK_EMPTY = 0,
 	PARK_NOTIFIED = 1,
@@ -259,6 +261,8 @@ worker_main(void *arg)
 	ult__san_scratch_create(&w->scratch_san);
 	ULT_ST(&w->last_switch_ns, ult__fastclock_now());
 	ult__io_worker_init(w);
+	if (ult__worker_start_hook != NULL)
+		ult__worker_start_hook();
 	ULT_ST_REL(&w->ready, 1);
 	idle_loop(w);
 	ult__io_worker_fini(w);
