@@ -242,8 +242,8 @@ wait_table(const uint32_t *addr, uint32_t val, uint32_t bits, uint64_t deadline)
 			    __atomic_load_n(fw.addr, __ATOMIC_SEQ_CST) == val) {
 				if (recheck < RECHECK_LAST_NS)
 					recheck *= 2;
-				continue; /* b stays locked into the next sleep
-					   */
+				/* Asleep again, b locked until then. */
+				continue;
 			}
 			r = 0; /* the word moved: a wake we may not see */
 		}

@@ -370,6 +370,40 @@ foreign(void)
 	timer_delete(tm);
 }
 
+/* A wake by an inline system call, which no library sees: the waiter
+ * still ends once the word has changed. */
+static long
+raw_wake(atomic_uint *a)
+{
+	register long r10 __asm__("r10") = 0;
+	long r;
+
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "0"((long)SYS_futex), "D"(a),
+			 "S"((long)FUTEX_WAKE_PRIVATE), "d"(1L), "r"(r10)
+			 : "rcx", "r11", "memory");
+	return (r);
+}
+
+static void
+inline_wake(void)
+{
+	struct wt w;
+	pthread_t t;
+	atomic_uint word = 0;
+	atomic_int arrived = 0, woken = 0;
+
+	w = (struct wt){&word, FUTEX_BITSET_MATCH_ANY, &arrived, &woken, 0};
+	conf_create(&t, NULL, waiter, &w);
+	until_eq(&arrived, 1);
+	usleep(5000);
+	atomic_store(&word, 1);
+	raw_wake(&word);
+	conf_join(t);
+	conf_ok("waiter ended after an inline wake", 1);
+}
+
 int
 main(void)
 {
@@ -381,5 +415,6 @@ main(void)
 	wake_op();
 	ping_pong();
 	foreign();
+	inline_wake();
 	return (conf_end());
 }
