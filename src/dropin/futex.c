@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * syscall(SYS_futex, ...) under the drop-in (DESIGN.md section 14,
  * "Futexes").  libstdc++'s futures and C++20 waits, Rust's std, abseil
@@ -34,7 +35,7 @@
 #include <unistd.h>
 
 #include "dropin.h"
-#include "sync/sync.h"
+#include "api/sync.h"
 
 /* The kernel's futex call: every argument a long, as syscall() reads
  * them. */
@@ -94,22 +95,22 @@ static void
 lock2(struct fx_bucket *a, struct fx_bucket *b)
 {
 	if (b == NULL || a == b) {
-		mtx_lock(&a->lock);
+		mtx_lock_spin(&a->lock);
 	} else if (a < b) {
-		mtx_lock(&a->lock);
-		mtx_lock(&b->lock);
+		mtx_lock_spin(&a->lock);
+		mtx_lock_spin(&b->lock);
 	} else {
-		mtx_lock(&b->lock);
-		mtx_lock(&a->lock);
+		mtx_lock_spin(&b->lock);
+		mtx_lock_spin(&a->lock);
 	}
 }
 
 static void
 unlock2(struct fx_bucket *a, struct fx_bucket *b)
 {
-	mtx_unlock(&a->lock);
+	mtx_unlock_spin(&a->lock);
 	if (b != NULL && b != a)
-		mtx_unlock(&b->lock);
+		mtx_unlock_spin(&b->lock);
 }
 
 static long
@@ -123,7 +124,7 @@ fail(int err)
 static int
 pending(struct fx_bucket *b)
 {
-	atomic_thread_fence(memory_order_seq_cst);
+	ULT_FENCE(); /* pairs with the waiter's increment of nwait */
 	return (ULT_LD(&b->nwait) != 0);
 }
 
@@ -179,10 +180,10 @@ wake_table(const uint32_t *addr, uint32_t bits, int max)
 	ult__rt_pthread_once(&buckets_once, buckets_init);
 	if (!pending(b))
 		return (0);
-	mtx_lock(&b->lock);
+	mtx_lock_spin(&b->lock);
 	k = take(b, addr, bits, max, &list);
 	resume_all(list);
-	mtx_unlock(&b->lock);
+	mtx_unlock_spin(&b->lock);
 	return (k);
 }
 
@@ -202,11 +203,11 @@ wait_table(const uint32_t *addr, uint32_t val, uint32_t bits, uint64_t deadline)
 	fw.woken = 0;
 	fw.requeued = 0;
 	fw.next = NULL;
-	mtx_lock(&b->lock);
+	mtx_lock_spin(&b->lock);
 	atomic_fetch_add(&b->nwait, 1);
 	if (__atomic_load_n(addr, __ATOMIC_SEQ_CST) != val) {
 		atomic_fetch_sub(&b->nwait, 1);
-		mtx_unlock(&b->lock);
+		mtx_unlock_spin(&b->lock);
 		return (EAGAIN);
 	}
 	ult__list_insert_tail(&b->waiters, &fw.link);
@@ -218,7 +219,7 @@ wait_table(const uint32_t *addr, uint32_t val, uint32_t bits, uint64_t deadline)
 			until = deadline;
 		ult__sleepq_lock(&fw);
 		ult__sleepq_add(&fw, &fw.w, "futex");
-		mtx_unlock(&b->lock);
+		mtx_unlock_spin(&b->lock);
 		r = ult__sleepq_wait(&fw, &fw.w, until);
 		if (r == 0)
 			break; /* a waker's: it took the record */
@@ -229,10 +230,10 @@ wait_table(const uint32_t *addr, uint32_t val, uint32_t bits, uint64_t deadline)
 			    __atomic_load_n(&fw.addr, __ATOMIC_ACQUIRE);
 
 			b = bucket_of(a);
-			mtx_lock(&b->lock);
+			mtx_lock_spin(&b->lock);
 			if (fw.addr == a)
 				break;
-			mtx_unlock(&b->lock);
+			mtx_unlock_spin(&b->lock);
 		}
 		if (fw.woken) {
 			r = 0;
@@ -251,7 +252,7 @@ wait_table(const uint32_t *addr, uint32_t val, uint32_t bits, uint64_t deadline)
 			ult__list_remove(&fw.link);
 			atomic_fetch_sub(&b->nwait, 1);
 		}
-		mtx_unlock(&b->lock);
+		mtx_unlock_spin(&b->lock);
 		break;
 	}
 	ult__dropin_intr_end();

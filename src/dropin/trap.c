@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Inline futex system calls (DESIGN.md section 14, "Inline futex system
  * calls").  libgomp waits and wakes with `syscall' instructions of its
@@ -31,7 +32,7 @@
 #include <sys/syscall.h>
 #include <ucontext.h>
 
-#include "core/runtime.h"
+#include "kern/runtime.h"
 #include "dropin.h"
 
 #ifndef PR_SET_SYSCALL_USER_DISPATCH

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 // C++ standard-library waits under the drop-in: std::async/std::future,
 // C++20 std::latch, std::barrier, std::counting_semaphore and
 // std::atomic::wait, which libstdc++ builds on raw futexes through libc's

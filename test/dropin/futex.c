@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Raw futexes through libc's syscall(): waits and their errors (EAGAIN,
  * ETIMEDOUT on relative and absolute timeouts on both clocks, EINVAL),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * OpenMP (libgomp) with 16 threads, four times ult-run's workers here:
  * parallel loops with reductions, barriers, a critical section and
