@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "kern/runtime.h"
+#include "kern/worker.h"
+#include "obs/debug.h"
 #include "rt_test.h"
 #include "test.h"
 #include "ult.h"

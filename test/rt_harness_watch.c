@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "kern/runtime.h"
+#include "kern/worker.h"
+#include "obs/debug.h"
 #include "rt_harness.h"
 #include "test.h"
 

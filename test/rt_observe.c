@@ -650,6 +650,7 @@ test_trace_kinds(void)
 /* ---- a foreign observer of recycled thread structs ---- */
 
 #include "kern/runtime.h"
+#include "kern/uthread.h"
 
 enum {
 	OBS_MAX = 512

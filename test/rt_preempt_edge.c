@@ -14,6 +14,8 @@
 
 #include "arch/cpu.h"
 #include "kern/runtime.h"
+#include "kern/worker.h"
+#include "kern/uthread.h"
 #include "rt_test.h"
 #include "test.h"
 #include "ult.h"

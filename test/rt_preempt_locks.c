@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "kern/runtime.h"
+#include "kern/worker.h"
+#include "kern/uthread.h"
 #include "rt_preempt_locks.h"
 #include "test.h"
 #include "ult.h"

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kern/runtime.h"
+#include "kern/uthread.h"
 #include "test.h"
 #include "ult.h"
 

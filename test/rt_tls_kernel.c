@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "kern/runtime.h"
+#include "kern/uthread.h"
 #include "rt_test.h"
 #include "rt_tls.h"
 

@@ -12,6 +12,9 @@
 #include <time.h>
 
 #include "../kern/runtime.h"
+#include "../kern/worker.h"
+#include "../kern/uthread.h"
+#include "../kern/switch.h"
 #include "../kern/sleepq.h"
 #include "../util/fault.h"
 #include "../kern/io.h"

@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "../kern/runtime.h"
+#include "../kern/worker.h"
+#include "../kern/switch.h"
 #include "../kern/io.h"
 
 /* Enough iovecs for the stand-ins' own copy; larger arrays go to the

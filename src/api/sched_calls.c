@@ -9,6 +9,10 @@
 #include <sched.h>
 
 #include "../kern/runtime.h"
+#include "../kern/worker.h"
+#include "../kern/uthread.h"
+#include "../kern/switch.h"
+#include "sched_calls.h"
 
 /* ult's classes as FreeBSD's: a class and, outside timeshare, a fixed
  * user priority in its band (td locked). */

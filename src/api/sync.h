@@ -9,7 +9,12 @@
 
 #include <stdint.h>
 
+#include "ult.h"
+
 #include "../kern/runtime.h"
+#include "../kern/uthread.h"
+#include "../kern/worker.h"
+#include "../kern/switch.h"
 #include "../kern/sleepq.h"
 #include "../kern/turnstile.h"
 #include "../kern/waiter.h"

@@ -14,6 +14,10 @@
 #include "arch/cpu.h"
 
 #include "kern/runtime.h"
+#include "kern/worker.h"
+#include "kern/uthread.h"
+#include "kern/signals.h"
+#include "kern/sigmask.h"
 #include "dropin.h"
 
 static int

@@ -18,6 +18,8 @@
 #include <unistd.h>
 
 #include "kern/runtime.h"
+#include "kern/worker.h"
+#include "kern/uthread.h"
 #include "dropin.h"
 #include "kern/sleepq.h"
 

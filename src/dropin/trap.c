@@ -33,6 +33,8 @@
 #include <ucontext.h>
 
 #include "kern/runtime.h"
+#include "kern/worker.h"
+#include "kern/uthread.h"
 #include "dropin.h"
 
 #ifndef PR_SET_SYSCALL_USER_DISPATCH

@@ -21,6 +21,10 @@
 #include <sys/prctl.h>
 
 #include "runtime.h"
+#include "worker.h"
+#include "clock.h"
+#include "handoff.h"
+#include "preempt.h"
 #include "io.h"
 
 #define STAT_PERIOD_NS (1000000000ull / ULT_STATHZ)

@@ -32,6 +32,8 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "worker.h"
+#include "handoff.h"
 
 atomic_int ult__handoff_us = 1000;
 static atomic_long spare_runs; /* times the spare came into service */

@@ -34,6 +34,8 @@
 #include <errno.h>
 
 #include "runtime.h"
+#include "worker.h"
+#include "host_nice.h"
 
 atomic_int ult__host_nice;
 static int base; /* ult_init's caller's nice: every worker's to begin with */

@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "worker.h"
+#include "uthread.h"
 
 /* Only the address matters: one per kernel thread. */
 static __thread char mtx_token __attribute__((tls_model("initial-exec")));

@@ -13,6 +13,9 @@
  * kernel.
  */
 #include "runtime.h"
+#include "worker.h"
+#include "uthread.h"
+#include "preempt.h"
 
 struct mtx blocked_lock = MTX_INITIALIZER("blocked");
 __thread int ult__tls_actcpu = -1;

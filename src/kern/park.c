@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "worker.h"
+#include "switch.h"
 #include "io.h"
 
 enum {

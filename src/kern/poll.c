@@ -24,6 +24,9 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "worker.h"
+#include "switch.h"
+#include "clock.h"
 #include "sleepq.h"
 #include "io.h"
 

@@ -49,6 +49,12 @@
 #include "../arch/cpu.h"
 #include "preempt_shim.h"
 #include "runtime.h"
+#include "worker.h"
+#include "uthread.h"
+#include "switch.h"
+#include "host_nice.h"
+#include "preempt.h"
+#include "signals.h"
 
 #define PREEMPT_SIGNAL SIGURG
 /*

@@ -42,6 +42,8 @@
 
 #include "preempt_shim.h"
 #include "runtime.h"
+#include "worker.h"
+#include "uthread.h"
 
 typedef void (*anyfn)(void);
 

@@ -15,6 +15,11 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "worker.h"
+#include "uthread.h"
+#include "stack.h"
+#include "signals.h"
+#include "sigmask.h"
 
 #define ALTSTACK_SIZE ULT__ALTSTACK_SIZE
 #define SCRATCH_SIZE (32u * 1024)

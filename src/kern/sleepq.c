@@ -10,6 +10,9 @@
 #include <errno.h>
 
 #include "runtime.h"
+#include "worker.h"
+#include "uthread.h"
+#include "switch.h"
 #include "sleepq.h"
 #include "turnstile.h"
 

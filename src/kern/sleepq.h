@@ -17,6 +17,7 @@
 
 #include "../util/list.h"
 #include "../util/lock.h"
+#include "timer.h"
 #include "waiter.h"
 
 /* Lock the chain of wchan. */
@@ -57,5 +58,24 @@ int ult__sleepq_broadcast(const void *wchan);
 struct ult__waiter *ult__sleepq_take(const void *wchan, int max);
 void ult__sleepq_resume(const void *wchan, struct ult__waiter *w);
 void ult__sleepq_resume_later(struct ult__waiter *w);
+
+/* A uthread's sleep state (struct ult_thread's part; locking key there). */
+struct ult__sleep_part {
+	struct ult__timer slp_timer; /* (s) armed and cancelled by the
+					thread, expired by the clock thread
+					(the heap's lock); also the sleep
+					wchan */
+	struct ult__waiter *_Atomic slp_waiter; /* (s, a) published before
+						   the timer is armed, read
+						   by its expiry */
+	const void *_Atomic wchan; /* (s, a) sleep channel, for reports and
+				      ult__sleepq_interrupt */
+	const char *_Atomic wmesg; /* (s, a) what it sleeps on ("sem",
+				      "mutex", ...): a static string */
+	/* Interruptible waits (the pthread drop-in's cancellation points):
+	 * intr is set by the thread around such a wait (s, a); intr_pending
+	 * by ult__sleepq_interrupt (a), consumed by the wait it ends. */
+	atomic_int intr, intr_pending;
+};
 
 #endif

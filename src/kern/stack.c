@@ -31,6 +31,8 @@
 #include <unistd.h>
 
 #include "runtime.h"
+#include "worker.h"
+#include "stack.h"
 
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102

@@ -19,10 +19,33 @@
 #include <stdlib.h>
 
 #include "runtime.h"
+#include "worker.h"
+#include "uthread.h"
+#include "switch.h"
+#include "handoff.h"
+#include "host_nice.h"
+#include "preempt.h"
+#include "sigmask.h"
+#include "tls_switch.h"
+#include "../api/sched_calls.h"
 #include "../obs/stats.h"
 #include "tls.h"
 #include "../obs/trace.h"
 #include "io.h"
+
+/* ut is switched in at now: charge the time it waited runnable. */
+static inline void
+stats_rq_delay(struct ult_thread *ut, uint64_t now)
+{
+	uint64_t d = now > ut->rq_ns ? now - ut->rq_ns : 0;
+
+	ULT_ST(&ut->rqd_sum, ULT_LD(&ut->rqd_sum) + d);
+	ULT_ST(&ut->rqd_n, ULT_LD(&ut->rqd_n) + 1);
+	if (d > ULT_LD(&ut->rqd_max))
+		ULT_ST(&ut->rqd_max, d);
+	if (ULT_UNLIKELY(ut->rqd_hist != NULL))
+		ult__stats_hist_add(ut->rqd_hist, d);
+}
 
 __thread struct ult__worker *ult__tls_worker
     __attribute__((tls_model("initial-exec")));
@@ -112,7 +135,7 @@ switch_to(struct ult__worker *w, struct ult_thread *from, struct ult_thread *to,
 	if (ULT_UNLIKELY(ULT_PLD(&ult__trace_on)))
 		ult__trace_switch(w, from, to, now);
 	if (to != &w->idle)
-		ult__stats_rq_delay(to, now);
+		stats_rq_delay(to, now);
 	w->sw_prev = from;
 	w->sw_mtx = mtx;
 	w->sw_dying = dying;

@@ -27,6 +27,11 @@
 #include "sleepq.h"
 #include "turnstile.h"
 #include "runtime.h"
+#include "worker.h"
+#include "uthread.h"
+#include "switch.h"
+#include "stack.h"
+#include "../api/sched_calls.h"
 #include "../obs/stats.h"
 #include "tls.h"
 

@@ -20,6 +20,8 @@
 
 #include "../arch/cpu.h"
 #include "runtime.h"
+#include "worker.h"
+#include "clock.h"
 #include "../util/kassert.h"
 #include "../util/mem.h"
 #include "timer.h"

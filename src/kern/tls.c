@@ -19,7 +19,10 @@
 
 #include "../os/linux/glibc_tls.h"
 #include "../util/fault.h"
+#include "runtime.h"
 #include "tls.h"
+#include "uthread.h"
+#include "worker.h"
 
 #ifdef ULT_HAVE_VALGRIND_H
 #include <valgrind/valgrind.h>

@@ -14,6 +14,9 @@
 #include <sys/mman.h>
 
 #include "runtime.h"
+#include "worker.h"
+#include "uthread.h"
+#include "switch.h"
 #include "sleepq.h"
 #include "turnstile.h"
 

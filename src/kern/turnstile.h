@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "waiter.h"
+#include "../util/lock.h"
 
 #define TS_EXCLUSIVE_QUEUE 0
 #define TS_SHARED_QUEUE 1
@@ -91,5 +92,17 @@ void ult__ts_wake_lend(struct ult_thread *ut);
 /* The caller took obj while it had waiters, without a grant: it becomes
  * the owner the waiters lend to. */
 void ult__ts_claim(const void *obj, uintptr_t self);
+
+/* A uthread's lock state (struct ult_thread's part; locking key there). */
+struct ult__lock_part {
+	struct ult__turnstile *ts_spare;   /* (s) NULL while lent to a lock;
+					      handed back under q */
+	struct ult__turnstile *ts_blocked; /* (q) blocked on */
+	struct ult__waiter *ts_waiter;	   /* (q) its waiter there */
+	struct mtx contested_lock;	   /* the lock x, a leaf */
+	struct ult__list contested;	   /* (x) turnstiles of locks it owns */
+	atomic_int ncontested; /* (x) their number; read without x too */
+	atomic_int oncpu;      /* (s, a) running now: lock waiters spin on it */
+};
 
 #endif

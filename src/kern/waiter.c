@@ -6,6 +6,7 @@
 
 #include "../arch/cpu.h"
 #include "runtime.h"
+#include "worker.h"
 #include "waiter.h"
 
 /* Only its address matters; aligned so the id's flag bits are free. */

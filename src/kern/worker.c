@@ -18,6 +18,14 @@
 #include "../arch/cpu.h"
 #include "io.h"
 #include "runtime.h"
+#include "worker.h"
+#include "uthread.h"
+#include "switch.h"
+#include "clock.h"
+#include "host_nice.h"
+#include "stack.h"
+#include "signals.h"
+#include "sigmask.h"
 #include "tls.h"
 
 void (*ult__worker_start_hook)(void);

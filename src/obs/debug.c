@@ -12,6 +12,9 @@
 
 #include "../kern/sleepq.h"
 #include "../kern/runtime.h"
+#include "../kern/worker.h"
+#include "../kern/uthread.h"
+#include "debug.h"
 
 static void
 put(void *arg, const char *line)

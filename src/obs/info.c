@@ -9,6 +9,12 @@
 
 #include "../kern/io.h"
 #include "../kern/runtime.h"
+#include "../kern/worker.h"
+#include "../kern/uthread.h"
+#include "../kern/handoff.h"
+#include "../kern/host_nice.h"
+#include "../kern/preempt.h"
+#include "../api/sched_calls.h"
 
 int
 ult_ncpu(void)

@@ -21,6 +21,8 @@
 #include <unistd.h>
 
 #include "../kern/runtime.h"
+#include "../kern/worker.h"
+#include "../kern/uthread.h"
 #include "shm.h"
 #include "shm_layout.h"
 

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../kern/runtime.h"
+#include "../kern/uthread.h"
+#include "../kern/worker.h"
 #include "stats.h"
 
 #define ROWS_MAX 1000

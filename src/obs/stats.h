@@ -7,7 +7,9 @@
 
 #include <stdint.h>
 
-#include "../kern/runtime.h"
+#include "../util/atomic.h"
+
+struct ult_thread;
 
 /* ULT_STATS=1: a histogram per uthread and the report at the end. */
 extern int ult__stats_on;
@@ -16,19 +18,19 @@ extern int ult__stats_on;
 #define STATS_HIST_BUCKETS 256
 void ult__stats_hist_add(uint32_t *h, uint64_t ns);
 
-/* ut is switched in at now: charge the time it waited runnable. */
-static inline void
-ult__stats_rq_delay(struct ult_thread *ut, uint64_t now)
-{
-	uint64_t d = now > ut->rq_ns ? now - ut->rq_ns : 0;
-
-	ULT_ST(&ut->rqd_sum, ULT_LD(&ut->rqd_sum) + d);
-	ULT_ST(&ut->rqd_n, ULT_LD(&ut->rqd_n) + 1);
-	if (d > ULT_LD(&ut->rqd_max))
-		ULT_ST(&ut->rqd_max, d);
-	if (ULT_UNLIKELY(ut->rqd_hist != NULL))
-		ult__stats_hist_add(ut->rqd_hist, d);
-}
+/*
+ * A uthread's figures (struct ult_thread's part), read by
+ * ult_thread_info and the report (s, a).  Run-queue delay, from becoming
+ * runnable to running: rq_ns is written by whoever makes the thread
+ * runnable, under its thread lock, and read at its next switch-in; the
+ * sums by the thread's own switch-in.
+ */
+struct ult__stats_part {
+	atomic_uint_fast64_t runtime_ns, nvcsw, nivcsw, nmigrations;
+	uint64_t rq_ns;
+	atomic_uint_fast64_t rqd_sum, rqd_n, rqd_max;
+	uint32_t *rqd_hist; /* (c) ULT_STATS's histogram, or NULL */
+};
 
 /* Read ULT_STATS (0, or EINVAL for a value other than 0 or 1). */
 int ult__stats_configure(void);

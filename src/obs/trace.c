@@ -23,6 +23,8 @@
 #include <unistd.h>
 
 #include "../kern/runtime.h"
+#include "../kern/worker.h"
+#include "../kern/uthread.h"
 #include "trace.h"
 
 #define TBUF_DEFAULT (1u << 16) /* records a ring: 3 MiB */

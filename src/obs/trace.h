@@ -117,4 +117,11 @@ struct ult__trace_track {
 int ult__trace_json(int rawfd, int outfd, const struct ult__trace_track *tr,
     int ntracks, uint64_t lost);
 
+/* A uthread's trace state (struct ult_thread's part): twake counts its
+ * wakeups (written under its thread lock by whoever wakes it), tseen is
+ * the last one the trace paired with a run (s). */
+struct ult__trace_part {
+	uint32_t twake, tseen;
+};
+
 #endif

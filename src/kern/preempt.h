@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Preemption (preempt.c, DESIGN.md section 6): the clock's signal to a
+ * worker whose uthread has run its slice, honoured at safe points, and
+ * the schedctl hints that defer it.
+ */
+#ifndef ULT_KERN_PREEMPT_H
+#define ULT_KERN_PREEMPT_H
+
+#include <stdint.h>
+
+#include "../util/atomic.h"
+
+struct ult_thread;
+
+/* A uthread's preemption state (struct ult_thread's part): (s, a), plain
+ * loads and stores in effect; atomic because reports and tests read them. */
+struct ult__preempt_part {
+	atomic_int nopreempt; /* locks held through libc (preempt_shim.c) */
+	atomic_int sc_nest;   /* ult_schedctl_start depth */
+	atomic_int sc_owed;   /* a preemption was deferred by schedctl */
+	atomic_uint_fast64_t sc_since; /* first deferral of this region */
+	atomic_uint_fast64_t sc_deferred, sc_forced;
+	int preempt_pinned; /* (t) td_pinned holds one for a preemption */
+};
+
+int ult__preempt_init(void);
+void ult__preempt_fini(void);
+void ult__preempt_kick(int cpu);
+void ult__preempt_retry(int cpu);
+void ult__preempt_switching(struct ult_thread *ut, int flags);
+extern atomic_int ult__preempt_migrate;
+extern atomic_int ult__schedctl_bound_us;
+
+#endif
