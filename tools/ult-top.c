@@ -5,6 +5,7 @@
  * ULT_SHM=1: no signal, no ptrace, nothing else asked of the program.
  *
  *   ult-top [-b] [-n frames] [-d seconds] PID
+ *   ult-top --help
  *
  * -b: batch mode (frames one after another, no screen control), for
  * scripts; -n: stop after that many frames; -d: seconds between frames
@@ -14,6 +15,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -36,11 +38,19 @@ static int have_prev;
 static struct termios saved_tty;
 static int tty_raw;
 
-static void
-usage(void)
+static void __attribute__((noreturn)) usage(int status)
 {
-	fprintf(stderr, "usage: ult-top [-b] [-n frames] [-d seconds] PID\n");
-	exit(2);
+	fprintf(status ? stderr : stdout,
+	    "usage: ult-top [-b] [-n frames] [-d seconds] PID\n");
+	if (status == 0)
+		printf(
+		    "Shows the workers and uthreads of a running ult process "
+		    "started with\n"
+		    "ULT_SHM=1.  -b: batch mode; -n: stop after that many "
+		    "frames; -d: seconds\n"
+		    "between frames (0.1..3600, default 1).  "
+		    "Interactive, q quits.\n");
+	exit(status);
 }
 
 static void
@@ -273,30 +283,36 @@ main(int argc, char **argv)
 	double delay = 1.0;
 	char *end;
 
-	while ((opt = getopt(argc, argv, "bn:d:")) != -1) {
+	static const struct option longopts[] = {
+	    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+
+	while (
+	    (opt = getopt_long(argc, argv, "hbn:d:", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'h':
+			usage(0);
 		case 'b':
 			batch = 1;
 			break;
 		case 'n':
 			frames = (int)strtol(optarg, &end, 10);
 			if (*end != '\0' || frames < 1)
-				usage();
+				usage(2);
 			break;
 		case 'd':
 			delay = strtod(optarg, &end);
 			if (*end != '\0' || delay < 0.1 || delay > 3600)
-				usage();
+				usage(2);
 			break;
 		default:
-			usage();
+			usage(2);
 		}
 	}
 	if (optind + 1 != argc)
-		usage();
+		usage(2);
 	pid = (int)strtol(argv[optind], &end, 10);
 	if (*end != '\0' || pid <= 0)
-		usage();
+		usage(2);
 	if (attach(pid) != 0)
 		return (1);
 	if (!batch && isatty(0) && tcgetattr(0, &saved_tty) == 0) {

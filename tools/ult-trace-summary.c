@@ -5,6 +5,7 @@
  * and how long each wakeup waited before its thread ran.
  *
  *   ult-trace-summary [--counts] TRACE
+ *   ult-trace-summary --help
  *
  * --counts prints only the number of events of each kind (tests use it).
  * It reads the files ult writes (one event per line, keys in a fixed
@@ -410,6 +411,17 @@ main(int argc, char **argv)
 	size_t cap = 0;
 	FILE *f;
 
+	if (argc >= 2 &&
+	    (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		printf(
+		    "usage: ult-trace-summary [--counts] TRACE\n"
+		    "Summarises a trace written by ULT_TRACE: runs, time on "
+		    "a CPU and wakeup\n"
+		    "waits per uthread and per worker.  --counts prints only "
+		    "the number of\n"
+		    "events of each kind.\n");
+		return (0);
+	}
 	if (argc == 3 && strcmp(argv[1], "--counts") == 0)
 		only_counts = 1;
 	else if (argc != 2 || argv[1][0] == '-') {
