@@ -160,6 +160,13 @@ EOF
 table hint pthread
 for c in "" -w1; do
 	[ -f "$out/data/hint-ministat$c.txt" ] || continue
+	if ! grep -q '^x ' "$out/data/hint-ministat$c.txt"; then
+		# No comparison (too few runs, or ministat failed): its one line.
+		printf '\nministat, case %s: %s\n' \
+		    "$([ -z "$c" ] && echo all || echo w=1)" \
+		    "$(head -n 1 "$out/data/hint-ministat$c.txt")"
+		continue
+	fi
 	printf '\nministat, case %s, run times in seconds, 95%%' \
 	    "$([ -z "$c" ] && echo all || echo w=1)"
 	printf ' confidence (x = ult, + = ult+hint, * = pthread):\n\n```\n'

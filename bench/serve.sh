@@ -58,21 +58,37 @@ for b in "$build/examples/httpd" "$build/bench/serve_pthread" \
 done
 
 # start <command...>: the server in the background; sets spid and port
-# once it says it listens (5 s at most).
+# once it has written its whole "listening on 127.0.0.1:<port>" line,
+# which it does after listen(), so that connections queue from then on.
+# Each server writes a file of its own: a file shared between runs was
+# truncated by the background shell only after the fork, so the loop
+# could still read the previous server's line (a dead port) or, between
+# its grep and its sed, an empty file (an empty port).  A line counts
+# once its newline is there.  SERVE_START_SECS (default 30) bounds the
+# wait, for a loaded machine.
+nstart=0
 start() {
-	"$@" >"$tmp/listen" &
-	spid=$!
-	i=0
-	until grep -q '^listening on ' "$tmp/listen"; do
-		i=$((i + 1))
-		if [ $i -gt 50 ] || ! kill -0 "$spid" 2>/dev/null; then
-			say "serve: $* did not start listening"
+	nstart=$((nstart + 1))
+	lf="$tmp/listen.$nstart"
+	: >"$lf"
+	"$@" >"$lf" &
+	spid=$! port=""
+	limit=${SERVE_START_SECS:-30}
+	t0=$(date +%s)
+	while :; do
+		port=$(head -n "$(wc -l <"$lf")" "$lf" |
+		    sed -n 's/^listening on 127\.0\.0\.1:\([0-9][0-9]*\)$/\1/p')
+		[ -n "$port" ] && return 0
+		if ! kill -0 "$spid" 2>/dev/null; then
+			say "serve: $* exited before listening"
+			return 1
+		fi
+		if [ $(($(date +%s) - t0)) -ge "$limit" ]; then
+			say "serve: $* did not listen within $limit s"
 			return 1
 		fi
 		sleep 0.1
 	done
-	port=$(sed -n 's/^listening on 127\.0\.0\.1:\([0-9]*\)$/\1/p' \
-	    "$tmp/listen")
 }
 stop() {
 	kill "$spid" 2>/dev/null
@@ -95,6 +111,11 @@ hogs_stop() {
 # measure <case> <runtime>: wrk against the running server, its figures
 # checked and turned into result lines.
 measure() {
+	if [ -z "$port" ]; then
+		say "serve: $2 $1: no port"
+		failed=1
+		return
+	fi
 	url="http://127.0.0.1:$port/"
 	[ "$warm" -gt 0 ] && wrk -t2 -c$conns -d"${warm}s" "$url" >/dev/null 2>&1
 	if ! wrk -t2 -c$conns -d"${secs}s" --latency -s "$here/serve.lua" \
