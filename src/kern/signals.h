@@ -29,7 +29,6 @@ int ult__altstack_install(struct ult__worker *w);
 void ult__altstack_uninstall(void);
 void ult__altstack_teardown(struct ult__worker *w);
 
-
 /* The pthread drop-in's mask change for the caller (see sigmask.h). */
 void ult__sigmask_set(int how, const uint64_t *set, uint64_t *old);
 

@@ -77,13 +77,13 @@ struct ult_thread {
 			      that leaves the thread free to move */
 	int chaos_bound;   /* (t) bound by ult.chaos_migrate, not the
 			      program (sched_calls.c) */
-	struct ult__stats_part;	  /* obs/stats.h */
-	struct ult__trace_part;	  /* obs/trace.h */
-	struct ult__sleep_part;	  /* sleepq.h */
-	struct ult__lock_part;	  /* turnstile.h */
-	struct ult__preempt_part; /* preempt.h */
-	struct ult__tls_part;	  /* tls.h */
-	struct ult__sig_part;	  /* signals.h */
+	struct ult__stats_part;	      /* obs/stats.h */
+	struct ult__trace_part;	      /* obs/trace.h */
+	struct ult__sleep_part;	      /* sleepq.h */
+	struct ult__lock_part;	      /* turnstile.h */
+	struct ult__preempt_part;     /* preempt.h */
+	struct ult__tls_part;	      /* tls.h */
+	struct ult__sig_part;	      /* signals.h */
 	struct ult_thread *free_next; /* (z) thread slab free list */
 };
 
