@@ -456,13 +456,13 @@ int ult_getclass(ult_thread_t *t, int *cls, int *prio);
  * Wait until fd is ready for one of `events' (ULT_IN, ULT_OUT, or both;
  * ULT_ERR and ULT_HUP are always reported) or the absolute deadline passes
  * (0: no deadline).  *revents (if not NULL) gets the poll(2) bits that are
- * ready.  One uthread may wait to read and one to write on an fd at once.
+ * ready.  Any number of uthreads may wait on one fd, in either direction;
+ * readiness wakes every waiter of its direction, as poll(2) would.
  * Errors: ETIMEDOUT; EBADF fd not open, or closed by ult_close meanwhile;
  * EINVAL events has neither ULT_IN nor ULT_OUT, or fd is beyond the
- * poller's range (2^20) or refused by epoll; EBUSY another uthread already
- * waits for the same direction; ENOMEM; ENXIO.  A regular file is always
- * ready, as poll(2) says: use ult_blocking for its slow calls.  Context:
- * uthread or foreign thread (there poll(2)).  Blocks: yes.
+ * poller's range (2^20) or refused by epoll; ENOMEM; ENXIO.  A regular
+ * file is always ready, as poll(2) says: use ult_blocking for its slow
+ * calls.  Context: uthread or foreign thread (there poll(2)).  Blocks: yes.
  */
 int ult_wait_fd(int fd, int events, uint64_t deadline_ns, int *revents);
 
@@ -474,9 +474,9 @@ int ult_wait_fd(int fd, int events, uint64_t deadline_ns, int *revents);
  * would.  They never change the descriptor's flags, except ult_connect,
  * which sets O_NONBLOCK for the duration of the connect() call itself.  A
  * blocking write or send returns when everything is written, or with the
- * count written when an error or signal stops it.  EBUSY (errno): another
- * uthread already waits on fd in the same direction.  Context: uthread or
- * foreign thread.  Blocks: yes.
+ * count written when an error or signal stops it.  Any number of uthreads
+ * may call them on one fd at once, as threads may block in the calls
+ * themselves.  Context: uthread or foreign thread.  Blocks: yes.
  */
 ssize_t ult_read(int fd, void *buf, size_t n);
 ssize_t ult_write(int fd, const void *buf, size_t n);

@@ -46,15 +46,16 @@ again(ssize_t r)
 
 /*
  * The call said EAGAIN: 0 after a wait to try again, or -1 with errno
- * (EAGAIN itself for a non-blocking fd).  ref is looked up on the first
- * wait, so a call that never waits never touches the poller.
+ * (EAGAIN itself for a non-blocking fd).  ref was peeked at before the
+ * first try (a few loads, no entry made for an fd never waited on);
+ * *first is set until the first wait, which looks at the fd's flags.
  */
 static int
-wait_again(int fd, unsigned dir, struct ult__io_ref *ref)
+wait_again(int fd, unsigned dir, struct ult__io_ref *ref, int *first)
 {
 	int err;
 
-	if (ref->e == NULL) {
+	if (*first) {
 		int nb = ult__io_nonblocking(fd);
 
 		if (nb != 0) {
@@ -62,10 +63,11 @@ wait_again(int fd, unsigned dir, struct ult__io_ref *ref)
 				ult__set_errno(EAGAIN);
 			return (-1);
 		}
-		if ((err = ult__io_ref(fd, ref)) != 0) {
-			ult__set_errno(err);
-			return (-1);
-		}
+		*first = 0;
+	}
+	if (ref->e == NULL && (err = ult__io_ref(fd, ref)) != 0) {
+		ult__set_errno(err);
+		return (-1);
 	}
 	if ((err = ult__io_await(ref, dir, 0)) != 0) {
 		ult__set_errno(err);
@@ -138,11 +140,11 @@ static ssize_t
 xfer(int fd, struct msghdr *msg, int flags, int out)
 {
 	struct iovec local[IOV_LOCAL], *copy = local, *iov;
-	struct ult__io_ref ref = {NULL, 0, fd};
+	struct ult__io_ref ref;
 	struct msghdr m = *msg;
 	/* MSG_PEEK returns the same bytes again: it never loops. */
 	int all = out || (flags & (MSG_WAITALL | MSG_PEEK)) == MSG_WAITALL;
-	int cnt = (int)m.msg_iovlen, stream = -1;
+	int cnt = (int)m.msg_iovlen, stream = -1, first = 1;
 	size_t want = iov_total(msg->msg_iov, msg->msg_iovlen), done = 0;
 	int saved = ult__errno();
 	ssize_t r = 0;
@@ -155,6 +157,7 @@ xfer(int fd, struct msghdr *msg, int flags, int out)
 	if (m.msg_iovlen > 0)
 		memcpy(copy, msg->msg_iov, m.msg_iovlen * sizeof(*copy));
 	iov = copy;
+	ult__io_peek(fd, &ref);
 	for (;;) {
 		m.msg_iov = iov;
 		m.msg_iovlen = (size_t)cnt;
@@ -187,7 +190,7 @@ xfer(int fd, struct msghdr *msg, int flags, int out)
 		if (r == 0 && (!out || want == 0))
 			break; /* end of file, or nothing to send */
 		if (!again(r) || (flags & MSG_DONTWAIT) ||
-		    wait_again(fd, out ? IO_WR : IO_RD, &ref) != 0)
+		    wait_again(fd, out ? IO_WR : IO_RD, &ref, &first) != 0)
 			break;
 	}
 	if (copy != local)
@@ -495,8 +498,8 @@ ult_poll(struct pollfd *fds, nfds_t nfds, int timeout)
 				return (r);
 			continue;
 		}
-		/* EBUSY (another uthread waits there), EINVAL (out of the
-		 * poller's range), ENOMEM: as for several. */
+		/* EINVAL (out of the poller's range), ENOMEM: as for
+		 * several. */
 		break;
 	}
 	/* Several, or what the poller cannot wait for: poll(2) itself on a

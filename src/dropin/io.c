@@ -285,8 +285,8 @@ pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
 /*
  * epoll_wait: an epoll fd is readable while it has events, so the
  * uthread waits for that on ult's poller, then collects them without
- * blocking.  If another uthread already waits on the same epoll fd (ult
- * allows one reader per fd), this one makes the blocking call.
+ * blocking.  Several uthreads waiting on one epoll fd all wake at its
+ * edge; those that collect nothing wait again.
  */
 int
 epoll_wait(int ep, struct epoll_event *ev, int n, int ms)
@@ -311,19 +311,6 @@ epoll_wait(int ep, struct epoll_event *ev, int n, int ms)
 		}
 		if (err == ETIMEDOUT)
 			return (0);
-		if (err == EBUSY) {
-			int left = -1;
-
-			if (deadline != 0) {
-				uint64_t now = ult_now();
-
-				left = now >= deadline
-				    ? 0
-				    : (int)((deadline - now + 999999u) /
-					  1000000u);
-			}
-			return (ult__rt_epoll_wait(ep, ev, n, left));
-		}
 		if (err != 0) {
 			errno = err;
 			return (-1);

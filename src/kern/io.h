@@ -60,19 +60,27 @@ int ult__io_park_busy(void);
 extern atomic_ulong ult__io_nparks_io;
 
 /*
- * A uthread's hold on an fd's poller state: ult__io_ref looks it up (0;
- * EINVAL fd out of range; ENOMEM) and notes its generation, which
- * ult_close bumps.  ult__io_await then registers fd with the poller and
- * sleeps once, until an edge in one of `dirs', ult_close (EBADF) or the
- * deadline (ETIMEDOUT; 0: none); 0 means "look again", possibly for a
- * stale edge.  EBUSY: another uthread waits in that direction.
+ * A uthread's hold on an fd's poller state: its entry, its generation
+ * (which ult_close bumps) and its edge counts, read before the caller's
+ * latest try of the call (poll.c says why).
+ *   ult__io_peek: before the first try; e stays NULL if the fd was never
+ *   waited on, and the caller then calls ult__io_ref after its try.
+ *   ult__io_ref: look it up, making the entry (0; EBADF, EINVAL fd out of
+ *   range; ENOMEM); the snapshot is "blind", taken after the try.
+ *   ult__io_await: register fd with the poller and sleep once, until an
+ *   edge in one of `dirs', ult_close (EBADF) or the deadline (ETIMEDOUT;
+ *   0: none); 0 means "look again" (possibly for a stale edge), with a
+ *   fresh snapshot.  Any number of uthreads may wait on one fd.
  */
 struct io_fd;
 struct ult__io_ref {
 	struct io_fd *e;
 	unsigned gen;
+	unsigned seq[2]; /* the fd's read and write edge counts */
+	int blind;	 /* seq was read after the caller's try */
 	int fd;
 };
+void ult__io_peek(int fd, struct ult__io_ref *ref);
 int ult__io_ref(int fd, struct ult__io_ref *ref);
 int ult__io_await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline_ns);
 

@@ -7,12 +7,29 @@
  * worker about to park (ult__io_poll_now) or the clock thread, which
  * sleeps in epoll_wait instead of on its futex once I/O is armed.
  *
- * Per fd there is one wait channel and two waiter slots, reader and
- * writer (a waiter for both directions takes both), under the channel's
- * sleep-queue chain lock.  An edge with no waiter is kept in `ready' so a
- * uthread that saw EAGAIN just before it cannot sleep through it; a
- * waiter that finds it set consumes it and looks again.  A woken uthread
- * goes through the policy's wakeup like any sleeper.
+ * Per fd there is one wait channel, whose sleep-queue chain lock is the
+ * fd's lock, and under it a FIFO of waiters per direction (a waiter for
+ * both directions is on both) and a count of the edges seen per
+ * direction.  Any number of uthreads may wait on an fd, as the kernel
+ * lets any number of threads block in read(2) or accept(2) on one file.
+ *
+ * An edge wakes every waiter of its direction.  Each of them then repeats
+ * its non-blocking call, and one that finds EAGAIN waits again.  Waking
+ * one would be enough only if the woken one could tell whether it left
+ * something for the next (the edge may stand for many bytes, several
+ * queued connections, room for several writes), and it cannot without
+ * another call; nor could a waiter that timed out as it was chosen pass
+ * its wakeup on.  So the cost is a herd, N failed calls for N waiters,
+ * never a waiter sleeping beside data.
+ *
+ * No edge is lost between "try the call, see EAGAIN" and "sleep": the
+ * caller reads the edge counts before its try (ult__io_peek, ult__io_ref,
+ * and ult__io_await as it returns "look again"), and ult__io_await sleeps
+ * only if, under the fd's lock, they have not moved since.  An edge for
+ * readiness after the try is counted after it, so either the sleeper sees
+ * the count moved, or it is queued when the edge is counted and woken.
+ * A counter rather than a flag taken by the first comer, because several
+ * callers may be between their try and their sleep at once.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,11 +40,12 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "runtime.h"
-#include "worker.h"
-#include "switch.h"
+#include "../util/kassert.h"
 #include "clock.h"
+#include "runtime.h"
 #include "sleepq.h"
+#include "switch.h"
+#include "worker.h"
 #include "io.h"
 
 #define IO_CHUNK 1024
@@ -39,12 +57,23 @@
 
 /* Locking key: l, the chain lock of &chan; a, atomic. */
 struct io_fd {
-	unsigned ready;		  /* (l) IO_RD/IO_WR edges nobody took */
-	atomic_uint gen;	  /* (l, a) bumped by ult_close; read
-				     unlocked by ult__io_ref */
-	struct ult__waiter *w[2]; /* (l) reader, writer */
-	int closing;		  /* (l) ult_close is under way */
-	char chan;		  /* the wait channel is its address */
+	struct ult__list q[2]; /* (l) io_waiters, readers and writers, in
+				  arrival order; zero until first used */
+	atomic_uint seq[2];    /* (l, a) edges seen per direction; read
+				  unlocked before a try */
+	atomic_uint gen;       /* (l, a) bumped by ult_close; read
+				  unlocked by ult__io_ref */
+	int closing;	       /* (l) ult_close is under way */
+	char chan;	       /* the wait channel is its address */
+};
+
+/* A uthread in ult__io_await, on its stack: on q[d] of its fd while it
+ * waits for direction d.  Whoever wakes it (an edge, ult_close) or the
+ * waiter itself after a timeout takes it off both, under the fd's lock. */
+struct io_waiter {
+	struct ult__waiter w;
+	struct ult__list q[2];
+	unsigned dirs;
 };
 
 static struct io_fd *_Atomic chunks[IO_NCHUNK];
@@ -107,16 +136,48 @@ fd_entry(int fd, int create)
 	return (c != NULL ? &c[fd % IO_CHUNK] : NULL);
 }
 
+/* seq_cst: the loads come before the caller's next system call. */
+static void
+snap_seq(struct ult__io_ref *ref)
+{
+	for (int d = 0; d < 2; d++)
+		ref->seq[d] = atomic_load(&ref->e->seq[d]);
+}
+
 int
 ult__io_ref(int fd, struct ult__io_ref *ref)
 {
+	ref->fd = fd;
 	if (fd < 0 || fd >= IO_MAXFD)
 		return (fd < 0 ? EBADF : EINVAL);
 	if ((ref->e = fd_entry(fd, 1)) == NULL)
 		return (ENOMEM);
 	ref->gen = ULT_LD_ACQ(&ref->e->gen);
-	ref->fd = fd;
+	snap_seq(ref);
+	ref->blind = 1;
 	return (0);
+}
+
+void
+ult__io_peek(int fd, struct ult__io_ref *ref)
+{
+	ref->fd = fd;
+	ref->e = fd >= 0 && fd < IO_MAXFD ? fd_entry(fd, 0) : NULL;
+	if (ref->e == NULL)
+		return;
+	ref->gen = ULT_LD_ACQ(&ref->e->gen);
+	snap_seq(ref);
+	ref->blind = 0;
+}
+
+/* Chain locked: the entry's queues, made on first use (the chunks are
+ * calloc'ed, and an empty list head points at itself). */
+static void
+fd_queues(struct io_fd *e)
+{
+	for (int d = 0; d < 2; d++)
+		if (e->q[d].next == NULL)
+			ult__list_init(&e->q[d]);
 }
 
 static unsigned
@@ -131,20 +192,45 @@ dirs_of_events(uint32_t ev)
 	return (d);
 }
 
-/* Chain locked: take w out of e's slots and wake it with `result'; 0 if
- * it had timed out and is waking by itself. */
+/* Chain locked: take iw off e's queues; 1 if it was queued. */
 static int
-wake_waiter(struct io_fd *e, struct ult__waiter *w, int result)
+dequeue(struct io_waiter *iw)
 {
-	for (int d = 0; d < 2; d++)
-		if (e->w[d] == w)
-			e->w[d] = NULL;
-	if (!ult__list_linked(&w->link))
-		return (0);
-	ult__list_remove(&w->link);
-	w->result = result;
-	ult__sleepq_resume(&e->chan, w);
-	return (1);
+	int was = 0;
+
+	for (int d = 0; d < 2; d++) {
+		if (ult__list_linked(&iw->q[d])) {
+			MPASS(iw->dirs & (1u << d));
+			ult__list_remove(&iw->q[d]);
+			was = 1;
+		}
+	}
+	return (was);
+}
+
+/* Chain locked: wake every waiter of direction d with `result'; returns
+ * how many were asleep (one that timed out is waking by itself, and
+ * leaves its queues when it gets the lock, unless we took it off). */
+static int
+wake_dir(struct io_fd *e, int d, int result)
+{
+	struct ult__list *n;
+	int woken = 0;
+
+	while ((n = ult__list_first(&e->q[d])) != NULL) {
+		struct io_waiter *iw =
+		    ULT_CONTAINER_OF(n, struct io_waiter, q[d]);
+
+		dequeue(iw);
+		MPASS(iw->w.wchan == &e->chan);
+		if (!ult__list_linked(&iw->w.link))
+			continue;
+		ult__list_remove(&iw->w.link);
+		iw->w.result = result;
+		ult__sleepq_resume(&e->chan, &iw->w);
+		woken++;
+	}
+	return (woken);
 }
 
 static int
@@ -157,15 +243,15 @@ fd_event(int fd, uint32_t ev)
 	if (fd < 0 || fd >= IO_MAXFD || (e = fd_entry(fd, 0)) == NULL)
 		return (0);
 	ult__sleepq_lock(&e->chan);
+	fd_queues(e);
 	for (int d = 0; d < 2; d++) {
-		struct ult__waiter *w = e->w[d];
-
 		if ((dirs & (1u << d)) == 0)
 			continue;
-		if (w != NULL && wake_waiter(e, w, 0))
-			woken++;
-		else
-			e->ready |= 1u << d;
+		/* Counted before the wakeups, under the lock the sleepers
+		 * compare it under. */
+		atomic_fetch_add(&e->seq[d], 1);
+		woken += wake_dir(e, d, 0);
+		MPASS(ult__list_empty(&e->q[d]));
 	}
 	ult__sleepq_release(&e->chan);
 	return (woken);
@@ -249,6 +335,8 @@ ult__io_kick(void)
 	ult__set_errno(saved);
 }
 
+/* 1: fd is added now, so the kernel reports its readiness from now on
+ * as an edge; 0: it was there; -errno. */
 static int
 io_register(int fd)
 {
@@ -261,26 +349,72 @@ io_register(int fd)
 	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
 		if (ult__errno() == EEXIST)
 			return (0);
-		return (ult__errno() == EPERM ? EINVAL : ult__errno());
+		return (ult__errno() == EPERM ? -EINVAL : -ult__errno());
 	}
 	if (!ULT_LD(&ult__io_armed)) {
 		ULT_ST(&ult__io_armed, 1);
 		ult__clock_rearm();
 	}
+	return (1);
+}
+
+/* Chain locked: has an edge in dirs been counted since ref's snapshot? */
+static int
+seq_moved(const struct io_fd *e, const struct ult__io_ref *ref, unsigned dirs)
+{
+	for (int d = 0; d < 2; d++)
+		if ((dirs & (1u << d)) && ULT_LD(&e->seq[d]) != ref->seq[d])
+			return (1);
 	return (0);
+}
+
+/* Chain locked: the wait itself; 0 from a wakeup, EBADF from ult_close,
+ * ETIMEDOUT, EINTR. */
+static int
+sleep_on(struct io_fd *e, unsigned dirs, uint64_t deadline)
+{
+	struct io_waiter iw = {.dirs = dirs};
+	int err;
+
+	ult__waiter_self(&iw.w);
+	for (int d = 0; d < 2; d++) {
+		ult__list_init(&iw.q[d]);
+		if (dirs & (1u << d))
+			ult__list_insert_tail(&e->q[d], &iw.q[d]);
+	}
+	ult__sleepq_add(&e->chan, &iw.w, "fd");
+	atomic_fetch_add(&ult__io_nwaiting, 1);
+	err = ult__sleepq_wait_pri(&e->chan, &iw.w, deadline,
+	    PSOCK | (ULT_LD(&ult__io_boost) ? PRI_SLEEP_BOOST : 0));
+	atomic_fetch_sub(&ult__io_nwaiting, 1);
+	ult__userret();
+	if (err == 0 || err == EBADF) {
+		/* Whoever woke it took it off the queues first, and nobody
+		 * reaches it there since. */
+		MPASS(
+		    !ult__list_linked(&iw.q[0]) && !ult__list_linked(&iw.q[1]));
+	} else {
+		/* Woken by the timer or an interrupt: an edge may have taken
+		 * it off meanwhile, which is no loss (it woke the others). */
+		ult__sleepq_lock(&e->chan);
+		dequeue(&iw);
+		ult__sleepq_release(&e->chan);
+	}
+	MPASS(!ult__list_linked(&iw.w.link));
+	return (err);
 }
 
 static int
 await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
 {
 	struct io_fd *e = ref->e;
-	struct ult__waiter w;
-	int err;
+	int added, err;
 
-	if ((err = io_register(ref->fd)) != 0)
-		return (err);
-	ult__waiter_self(&w);
+	MPASS(e != NULL && dirs != 0 && (dirs & ~(IO_RD | IO_WR)) == 0);
+	if ((added = io_register(ref->fd)) < 0)
+		return (-added);
 	ult__sleepq_lock(&e->chan);
+	fd_queues(e);
 	/* Closed meanwhile (ult_close moves the generation as it starts and
 	 * as it ends): EBADF if it is closed now; a new file under the same
 	 * number is waited on afresh. */
@@ -289,44 +423,30 @@ await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
 		if (fcntl(ref->fd, F_GETFD) < 0)
 			return (EBADF);
 		ref->gen = ULT_LD_ACQ(&e->gen);
-		return (0);
+		goto again;
 	}
 	if (e->closing) {
 		ult__sleepq_release(&e->chan);
 		ult_yield(); /* until the close is done: then look again */
-		return (0);
+		goto again;
 	}
-	if (e->ready & dirs) {
-		e->ready &= ~dirs;
+	/* A snapshot taken after the caller's try covers the edges after it
+	 * only if the kernel reports the fd's state anew from the add. */
+	if (ref->blind && !added) {
 		ult__sleepq_release(&e->chan);
-		return (0);
+		goto again;
 	}
-	/* A slot whose waiter timed out and has not cleared it yet is free:
-	 * that waiter clears a slot only while it still names it. */
-	for (int d = 0; d < 2; d++) {
-		if ((dirs & (1u << d)) && e->w[d] != NULL &&
-		    ult__list_linked(&e->w[d]->link)) {
-			ult__sleepq_release(&e->chan);
-			return (EBUSY);
-		}
-	}
-	for (int d = 0; d < 2; d++)
-		if (dirs & (1u << d))
-			e->w[d] = &w;
-	ult__sleepq_add(&e->chan, &w, "fd");
-	atomic_fetch_add(&ult__io_nwaiting, 1);
-	err = ult__sleepq_wait_pri(&e->chan, &w, deadline,
-	    PSOCK | (ULT_LD(&ult__io_boost) ? PRI_SLEEP_BOOST : 0));
-	atomic_fetch_sub(&ult__io_nwaiting, 1);
-	ult__userret();
-	if (err == ETIMEDOUT || err == EINTR) {
-		ult__sleepq_lock(&e->chan);
-		for (int d = 0; d < 2; d++)
-			if (e->w[d] == &w)
-				e->w[d] = NULL;
+	if (seq_moved(e, ref, dirs)) {
 		ult__sleepq_release(&e->chan);
+		goto again;
 	}
-	return (err);
+	err = sleep_on(e, dirs, deadline);
+	if (err != 0)
+		return (err);
+again:
+	ref->blind = 0;
+	snap_seq(ref);
+	return (0);
 }
 
 /* The callers' errno stays as it was: they return error codes, and the
@@ -370,6 +490,7 @@ io_wait(int fd, int events, uint64_t deadline, int *revents)
 
 	if ((err = ult__io_ref(fd, &ref)) != 0)
 		return (err);
+	ref.blind = 0; /* its first try, poll1, comes after the snapshot */
 	for (;;) {
 		if ((r = poll1(fd, events, revents)) != 0)
 			return (r > 0 ? 0 : -r);
@@ -441,10 +562,11 @@ fd_closing(int fd, int on)
 	e->closing = on;
 	ULT_ST(&e->gen, ULT_LD(&e->gen) + 1);
 	if (on) {
-		e->ready = 0;
-		for (int d = 0; d < 2; d++)
-			if (e->w[d] != NULL)
-				wake_waiter(e, e->w[d], EBADF);
+		fd_queues(e);
+		for (int d = 0; d < 2; d++) {
+			wake_dir(e, d, EBADF);
+			MPASS(ult__list_empty(&e->q[d]));
+		}
 	}
 	ult__sleepq_release(&e->chan);
 }
