@@ -8,8 +8,9 @@
  * change.  Other descriptors (pipes, ttys, eventfds) have no per-call
  * flag: the stand-in waits until poll(2) says ready, then makes the
  * blocking call, which returns at once unless somebody else drained the
- * fd in between (then the worker blocks, and the clock thread's handoff
- * keeps its queue moving).  A descriptor the program made non-blocking
+ * fd in between: another uthread woken by the same edge, or another
+ * process (then the worker blocks, and the clock thread's handoff keeps
+ * its queue moving).  A descriptor the program made non-blocking
  * gets the plain call: EAGAIN is its answer.  A blocking send on a stream
  * socket sends everything, as send(2) does, so it loops over partial
  * sends; MSG_WAITALL loops the same way for receives.
