@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Many uthreads on one descriptor, as many threads may block in read(2),
  * write(2) or accept(2) on one file: readers, writers and acceptors that

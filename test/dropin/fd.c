@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Many threads on one descriptor: writers sharing a pipe with one reader
  * that checks every byte, threads blocked in accept() on one listening
