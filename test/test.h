@@ -41,7 +41,7 @@
  * the call would then read its old worker's errno.  With per-worker TLS
  * the runtime saves and restores errno per uthread, which these helpers
  * observe; plain `errno' is then only reliable across switches for
- * threads that cannot migrate (DESIGN.md section 10b).  With per-uthread
+ * threads that cannot migrate (DESIGN.md section 10.2).  With per-uthread
  * TLS, the default, plain errno is (the tls_* tests use it).
  */
 #if defined(__GNUC__) && !defined(__clang__)

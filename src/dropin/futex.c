@@ -454,7 +454,7 @@ ult__dropin_futex(uint32_t *uaddr, int op, uint32_t val,
 		    wake_op(uaddr, (int)val, (int)nval2, uaddr2, val3, priv));
 	default:
 		/* PI futexes and the rest: the kernel's, blocking the worker
-		 * (the handoff of section 7b covers it). */
+		 * (the handoff of section 7.2 covers it). */
 		break;
 	}
 	return (sys_futex(uaddr, op, val, (long)ts, uaddr2, val3));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The program's I/O calls through ult's I/O layer (DESIGN.md sections 7b
+ * The program's I/O calls through ult's I/O layer (DESIGN.md sections 7.2
  * and 12): a uthread that would block waits on the poller and its worker
  * runs others; a thread that is not a uthread makes the plain call, which
  * ult's stand-ins do themselves.  These are POSIX cancellation points.

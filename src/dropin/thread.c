@@ -193,7 +193,7 @@ attrs(const pthread_attr_t *a, struct ult_attr *ua, struct dp_thread *dp,
 }
 
 /* A child forked (without exec) from a process running on ult has no
- * runtime (DESIGN.md section 10a): it cannot start threads. */
+ * runtime (DESIGN.md section 10.1): it cannot start threads. */
 static void
 forked_child(void)
 {

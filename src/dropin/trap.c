@@ -19,7 +19,7 @@
  * restores the worker's alternate signal stack, which another worker
  * must not take.  Where the kernel lacks the mode, or libgomp is not
  * loaded when the runtime starts, nothing is armed and such waits block
- * the worker as before (the handoff and the spare of section 7b).
+ * the worker as before (the handoff and the spare of section 7.2).
  * ULT_SYSCALL_TRAP=0 turns it off.
  */
 #include <errno.h>

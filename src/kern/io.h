@@ -24,7 +24,7 @@ void ult__io_fini(void);
  * uthreads sleep on an fd now: idle workers poll while there are any. */
 extern atomic_int ult__io_armed, ult__io_nwaiting;
 /* ult.io_boost: a uthread woken by I/O runs at PSOCK until it returns
- * from the call, under ULE too (see DESIGN.md 7b). */
+ * from the call, under ULE too (see DESIGN.md 7.2). */
 extern atomic_int ult__io_boost;
 
 /* Take the events ready now and wake their waiters; a worker about to

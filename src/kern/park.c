@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Parking in the poller (io.h, DESIGN.md section 7b): one idle worker at
+ * Parking in the poller (io.h, DESIGN.md section 7.2): one idle worker at
  * a time sleeps in epoll on a set of its own, which holds the poller's
  * set (readable while it has events) and an eventfd its unparkers write.
  */

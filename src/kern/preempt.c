@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Asynchronous preemption (DESIGN.md section 6a).  When the policy
+ * Asynchronous preemption (DESIGN.md section 6.1).  When the policy
  * wants a running uthread off its CPU (a slice end, a better thread queued
  * there, a remote preemption request) and that CPU's worker is not the
  * caller, the worker gets SIGURG.  The handler runs on the uthread's own

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Locks held through libc (DESIGN.md section 6a).  A uthread preempted
+ * Locks held through libc (DESIGN.md section 6.1).  A uthread preempted
  * while it holds a lock that libc implements leaves the next uthread on
  * its worker to block the whole worker in the kernel, on a lock whose
  * holder waits in that worker's run queue; and the locks that are

@@ -26,7 +26,7 @@
 #define PSOCK (PRI_MIN_KERN + 24)
 #define PWAIT (PRI_MIN_KERN + 28)
 /* ult: or'ed into sleep()'s priority, it applies whatever
- * kern.sched.static_boost says (waits for I/O, DESIGN.md section 7b). */
+ * kern.sched.static_boost says (waits for I/O, DESIGN.md section 7.2). */
 #define PRI_SLEEP_BOOST 0x100
 #define PRI_SLEEP_MASK 0xff
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * The table of preemptible text: the address ranges where the preemption
- * handler may switch a uthread out (DESIGN.md section 6a).  They are the
+ * handler may switch a uthread out (DESIGN.md section 6.1).  They are the
  * executable segments of the main program and of the libraries named by
  * ult_preempt_allow_library(), less their PLT stubs (the runtime, linked
  * into the program, calls libc through them), and the vDSO.  Built with
