@@ -18,6 +18,8 @@
 #include "../kern/sleepq.h"
 #include "../util/fault.h"
 #include "../kern/io.h"
+#include "blocking.h"
+#include "../kern/subsys.h"
 
 atomic_int ult__blocking_max = 64;
 atomic_int ult__blocking_idle_ms = 10000;
@@ -219,3 +221,14 @@ ult__blocking_fini(void)
 		pthread_cond_wait(&pool.gone, &pool.lock);
 	pthread_mutex_unlock(&pool.lock);
 }
+
+static const struct sched_tunable blocking_tunables[] = {
+    {"ult.blocking_max", &ult__blocking_max, 1, 4096, NULL, NULL},
+    {"ult.blocking_idle_ms", &ult__blocking_idle_ms, 1, 3600000, NULL, NULL},
+    {"ult.blocking_threads", NULL, 0, 0, ult__blocking_threads, NULL},
+    {NULL, NULL, 0, 0, NULL, NULL},
+};
+
+const struct ult__subsys ult__blocking_subsys = {.name = "blocking",
+    .fini = ult__blocking_fini,
+    .tunables = blocking_tunables};

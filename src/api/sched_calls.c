@@ -13,6 +13,7 @@
 #include "../kern/uthread.h"
 #include "../kern/switch.h"
 #include "sched_calls.h"
+#include "../kern/subsys.h"
 
 /* ult's classes as FreeBSD's: a class and, outside timeshare, a fixed
  * user priority in its band (td locked). */
@@ -242,3 +243,11 @@ ult_getclass(ult_thread_t *t, int *cls, int *prio)
 	thread_unlock(&t->td);
 	return (0);
 }
+
+static const struct sched_tunable chaos_tunables[] = {
+    {"ult.chaos_migrate", &ult__chaos_migrate, 0, 2, NULL, NULL},
+    {NULL, NULL, 0, 0, NULL, NULL},
+};
+
+const struct ult__subsys ult__chaos_subsys = {.name = "chaos",
+    .tunables = chaos_tunables};

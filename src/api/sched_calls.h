@@ -20,4 +20,7 @@ int ult__thread_lock_handle(ult_thread_t **t, int alive_only);
 extern atomic_int ult__chaos_migrate;
 void ult__chaos_switching(struct ult_thread *ut, int flags);
 
+struct ult__subsys;
+extern const struct ult__subsys ult__chaos_subsys;
+
 #endif

@@ -26,6 +26,7 @@
 #include "handoff.h"
 #include "preempt.h"
 #include "io.h"
+#include "subsys.h"
 
 #define STAT_PERIOD_NS (1000000000ull / ULT_STATHZ)
 
@@ -179,3 +180,7 @@ ult__clock_stop(void)
 	pthread_join(clk.thread, NULL);
 	ult__handoff_fini();
 }
+
+const struct ult__subsys ult__clock_subsys = {.name = "clock",
+    .init = ult__clock_start,
+    .fini = ult__clock_stop};

@@ -34,6 +34,7 @@
 #include "runtime.h"
 #include "worker.h"
 #include "handoff.h"
+#include "subsys.h"
 
 atomic_int ult__handoff_us = 1000;
 static atomic_long spare_runs; /* times the spare came into service */
@@ -242,3 +243,14 @@ ult__handoff_fini(void)
 		hw[i].since = 0;
 	}
 }
+
+static const struct sched_tunable handoff_tunables[] = {
+    {"ult.handoff_us", &ult__handoff_us, 0, 1000000, NULL, NULL},
+    {"ult.spare", NULL, 0, 0, ult__handoff_has_spare, NULL},
+    {"ult.spare_runs", NULL, 0, 0, ult__handoff_spare_runs, NULL},
+    {NULL, NULL, 0, 0, NULL, NULL},
+};
+
+/* Driven by the clock thread (clock.c); here for its tunables. */
+const struct ult__subsys ult__handoff_subsys = {.name = "handoff",
+    .tunables = handoff_tunables};

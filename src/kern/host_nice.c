@@ -36,6 +36,7 @@
 #include "runtime.h"
 #include "worker.h"
 #include "host_nice.h"
+#include "subsys.h"
 
 atomic_int ult__host_nice;
 static int base; /* ult_init's caller's nice: every worker's to begin with */
@@ -130,3 +131,26 @@ ult__host_nice_set(long v)
 			ult__host_nice_restore(&ult__rt.workers[i]);
 	return (0);
 }
+
+/* ULT_HOST_NICE=1 turns it on (off by default). */
+static int
+host_nice_configure(const struct ult_config *cfg)
+{
+	long v;
+	int r;
+
+	(void)cfg;
+	if ((r = ult__env_long("ULT_HOST_NICE", &v)) < 0 ||
+	    (r == 0 && v != 0 && v != 1))
+		return (EINVAL);
+	return (ult__host_nice_configure(r == 0 && v == 1));
+}
+
+static const struct sched_tunable host_nice_tunables[] = {
+    {"ult.host_nice", NULL, 0, 0, ult__host_nice_get, ult__host_nice_set},
+    {NULL, NULL, 0, 0, NULL, NULL},
+};
+
+const struct ult__subsys ult__host_nice_subsys = {.name = "host_nice",
+    .configure = host_nice_configure,
+    .tunables = host_nice_tunables};

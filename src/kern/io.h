@@ -91,9 +91,4 @@ int ult__io_wait(int fd, int events, uint64_t deadline_ns, int *revents);
 /* fcntl(F_GETFL) says O_NONBLOCK: 1; 0; -1 with errno (EBADF). */
 int ult__io_nonblocking(int fd);
 
-/* blocking.c: stop the idle helpers (at shutdown). */
-void ult__blocking_fini(void);
-extern atomic_int ult__blocking_max, ult__blocking_idle_ms;
-long ult__blocking_threads(void);
-
 #endif

@@ -47,6 +47,7 @@
 #include "switch.h"
 #include "worker.h"
 #include "io.h"
+#include "subsys.h"
 
 #define IO_CHUNK 1024
 #define IO_NCHUNK 1024
@@ -618,3 +619,13 @@ ult_wait_fd(int fd, int events, uint64_t deadline, int *revents)
 	ult__set_errno(saved);
 	return (err);
 }
+
+static const struct sched_tunable io_tunables[] = {
+    {"ult.io_boost", &ult__io_boost, 0, 1, NULL, NULL},
+    {NULL, NULL, 0, 0, NULL, NULL},
+};
+
+const struct ult__subsys ult__io_subsys = {.name = "io",
+    .init = ult__io_init,
+    .fini = ult__io_fini,
+    .tunables = io_tunables};

@@ -55,6 +55,7 @@
 #include "host_nice.h"
 #include "preempt.h"
 #include "signals.h"
+#include "subsys.h"
 
 #define PREEMPT_SIGNAL SIGURG
 /*
@@ -450,3 +451,40 @@ ult__preempt_fini(void)
 	/* Workers are gone: no handler can be reading a table. */
 	ult__text_free();
 }
+
+/* ult_config.preempt, else ULT_PREEMPT: on unless it says 0. */
+static int
+preempt_configure(const struct ult_config *cfg)
+{
+	long v;
+	int r;
+
+	ult__rt.preempt = cfg != NULL ? cfg->preempt : 0;
+	if (ult__rt.preempt == 0) {
+		if ((r = ult__env_long("ULT_PREEMPT", &v)) < 0)
+			return (EINVAL);
+		ult__rt.preempt = (r == 0 && v == 0) ? -1 : 1;
+	}
+	return (0);
+}
+
+/* Whether asynchronous preemption is in force (it may have been refused:
+ * sanitizer builds, static executables). */
+static long
+preempt_get(void)
+{
+	return (ult__rt.preempt > 0);
+}
+
+static const struct sched_tunable preempt_tunables[] = {
+    {"ult.preempt", NULL, 0, 0, preempt_get, NULL},
+    {"ult.preempt_migrate", &ult__preempt_migrate, 0, 1, NULL, NULL},
+    {"ult.schedctl_bound_us", &ult__schedctl_bound_us, 0, 10000000, NULL, NULL},
+    {NULL, NULL, 0, 0, NULL, NULL},
+};
+
+const struct ult__subsys ult__preempt_subsys = {.name = "preempt",
+    .configure = preempt_configure,
+    .init = ult__preempt_init,
+    .fini = ult__preempt_fini,
+    .tunables = preempt_tunables};

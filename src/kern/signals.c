@@ -20,6 +20,7 @@
 #include "stack.h"
 #include "signals.h"
 #include "sigmask.h"
+#include "subsys.h"
 
 #define ALTSTACK_SIZE ULT__ALTSTACK_SIZE
 #define SCRATCH_SIZE (32u * 1024)
@@ -201,3 +202,7 @@ ult__sigmask_set(int how, const uint64_t *set, uint64_t *old)
 	w->sigmask = ut->sigmask;
 	ult__os_sigmask(ut->sigmask);
 }
+
+const struct ult__subsys ult__signals_subsys = {.name = "signals",
+    .init = ult__signals_init,
+    .fini = ult__signals_fini};

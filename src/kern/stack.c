@@ -33,6 +33,7 @@
 #include "runtime.h"
 #include "worker.h"
 #include "stack.h"
+#include "subsys.h"
 
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
@@ -259,3 +260,7 @@ ult__stack_cache_drain(struct ult__worker *w)
 	}
 	w->nstack_cache = 0;
 }
+
+const struct ult__subsys ult__stacks_subsys = {.name = "stacks",
+    .init = ult__stacks_init,
+    .fini = ult__stacks_fini};

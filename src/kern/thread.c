@@ -34,6 +34,7 @@
 #include "../api/sched_calls.h"
 #include "../obs/stats.h"
 #include "tls.h"
+#include "subsys.h"
 
 /*
  * The lock of threads that have exited, and of structs not yet handed
@@ -645,3 +646,12 @@ ult_detach(ult_thread_t *t)
 		thread_release(t);
 	return (0);
 }
+
+static const struct sched_tunable threads_tunables[] = {
+    {"ult.child_runs_first", &ult__rt.child_first, 0, 1, NULL, NULL},
+    {NULL, NULL, 0, 0, NULL, NULL},
+};
+
+const struct ult__subsys ult__threads_subsys = {.name = "threads",
+    .fini = ult__thread_slab_fini,
+    .tunables = threads_tunables};

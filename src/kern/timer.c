@@ -25,6 +25,7 @@
 #include "../util/kassert.h"
 #include "../util/mem.h"
 #include "timer.h"
+#include "subsys.h"
 
 struct ult__timer_heap {
 	struct mtx lock;
@@ -266,3 +267,14 @@ ult__timers_next(void)
 			next = ULT_LD(&heaps[i].head);
 	return (next);
 }
+
+/* One heap per worker, and one shared by everything else. */
+static int
+timers_init_all(void)
+{
+	return (ult__timers_init(ult__rt.nworkers + 1));
+}
+
+const struct ult__subsys ult__timers_subsys = {.name = "timers",
+    .init = timers_init_all,
+    .fini = ult__timers_fini};

@@ -23,6 +23,7 @@
 #include "tls.h"
 #include "uthread.h"
 #include "worker.h"
+#include "subsys.h"
 
 #ifdef ULT_HAVE_VALGRIND_H
 #include <valgrind/valgrind.h>
@@ -265,3 +266,35 @@ ult__tls_exit(struct ult_thread *ut)
 	ut->tls_exiting = 1;
 	ult__glibc_tls_exit();
 }
+
+static int
+tls_configure(const struct ult_config *cfg)
+{
+	return (ult__tls_configure(cfg));
+}
+
+static int
+tls_init(void)
+{
+	ult__tls_start();
+	return (0);
+}
+
+/* Whether every uthread has its own TLS (it may have been refused:
+ * ULT_TLS=worker, sanitizers, static executables, an unknown glibc). */
+static long
+tls_get(void)
+{
+	return (ult__rt.tls > 0);
+}
+
+static const struct sched_tunable tls_tunables[] = {
+    {"ult.tls", NULL, 0, 0, tls_get, NULL},
+    {NULL, NULL, 0, 0, NULL, NULL},
+};
+
+const struct ult__subsys ult__tls_subsys = {.name = "tls",
+    .configure = tls_configure,
+    .init = tls_init,
+    .fini = ult__tls_fini,
+    .tunables = tls_tunables};

@@ -27,6 +27,7 @@
 #include "signals.h"
 #include "sigmask.h"
 #include "tls.h"
+#include "subsys.h"
 
 void (*ult__worker_start_hook)(void);
 
@@ -342,3 +343,7 @@ ult__workers_stop(void)
 		ult__altstack_teardown(&ult__rt.workers[i]);
 	}
 }
+
+const struct ult__subsys ult__workers_subsys = {.name = "workers",
+    .init = ult__workers_start,
+    .fini = ult__workers_stop};

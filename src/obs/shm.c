@@ -25,6 +25,7 @@
 #include "../kern/uthread.h"
 #include "shm.h"
 #include "shm_layout.h"
+#include "../kern/subsys.h"
 
 #define PERIOD_NS 500000000ull
 
@@ -244,3 +245,22 @@ ult__shm_exit(void)
 	if (shm.m != NULL)
 		shm_unlink(shm.name);
 }
+
+static int
+shm_configure(const struct ult_config *cfg)
+{
+	(void)cfg;
+	return (ult__shm_configure());
+}
+
+static int
+shm_init(void)
+{
+	ult__shm_start();
+	return (0);
+}
+
+const struct ult__subsys ult__shm_subsys = {.name = "shm",
+    .configure = shm_configure,
+    .init = shm_init,
+    .fini = ult__shm_stop};

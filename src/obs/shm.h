@@ -15,4 +15,7 @@ void ult__shm_stop(void);
 /* At process exit with the runtime up: remove the segment's name. */
 void ult__shm_exit(void);
 
+struct ult__subsys;
+extern const struct ult__subsys ult__shm_subsys;
+
 #endif

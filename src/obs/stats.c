@@ -19,6 +19,7 @@
 #include "../kern/uthread.h"
 #include "../kern/worker.h"
 #include "stats.h"
+#include "../kern/subsys.h"
 
 #define ROWS_MAX 1000
 #define GROUPS_MAX 256
@@ -289,3 +290,13 @@ ult__stats_report(void)
 	fflush(f);
 	pthread_mutex_unlock(&rows_lock);
 }
+
+static int
+stats_configure(const struct ult_config *cfg)
+{
+	(void)cfg;
+	return (ult__stats_configure());
+}
+
+const struct ult__subsys ult__stats_subsys = {.name = "stats",
+    .configure = stats_configure};

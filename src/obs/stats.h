@@ -43,4 +43,7 @@ void ult__stats_exit(struct ult_thread *ut);
  * nothing), then forget the exited threads' figures. */
 void ult__stats_report(void);
 
+struct ult__subsys;
+extern const struct ult__subsys ult__stats_subsys;
+
 #endif

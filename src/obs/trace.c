@@ -26,6 +26,7 @@
 #include "../kern/worker.h"
 #include "../kern/uthread.h"
 #include "trace.h"
+#include "../kern/subsys.h"
 
 #define TBUF_DEFAULT (1u << 16) /* records a ring: 3 MiB */
 #define TBUF_SLACK 64		/* room for signal handlers' records */
@@ -437,3 +438,14 @@ ult__trace_finish(int threads_gone)
 		free_all();
 	pthread_mutex_unlock(&tr.lock);
 }
+
+/* ult_shutdown: every uthread is gone, the trace is complete. */
+static void
+trace_fini(void)
+{
+	ult__trace_finish(1);
+}
+
+const struct ult__subsys ult__trace_subsys = {.name = "trace",
+    .init = ult__trace_start,
+    .fini = trace_fini};

@@ -124,4 +124,7 @@ struct ult__trace_part {
 	uint32_t twake, tseen;
 };
 
+struct ult__subsys;
+extern const struct ult__subsys ult__trace_subsys;
+
 #endif
