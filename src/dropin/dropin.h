@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <time.h>
@@ -55,6 +56,8 @@ struct dp_thread {
 	int cancel_async;   /* recorded only: cancellation is deferred */
 	int exiting;
 	uint64_t sig_pending; /* (a) pthread_kill'ed signals, 1..64 */
+	uint64_t sigwait_set; /* signals it waits for in sigwait or
+				 sigsuspend (signal.c's lock) */
 	unsigned nintr;	      /* (a) interruptions sent: tells an EINTR of
 				 ours from the kernel's */
 	struct dp_thread *next_live, *prev_live; /* signal.c's list */
@@ -83,8 +86,32 @@ int ult__dropin_sched_map(int policy, const struct sched_param *sp,
  * the process's signals for the uthreads, for ever. */
 void ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live);
 void ult__dropin_catch_signals(void) __attribute__((noreturn));
-/* Deliver pthread_kill'ed signals now due (signal.c). */
-void ult__dropin_signals(struct dp_thread *dp);
+/*
+ * Deliver the signals queued on dp (the caller) that its mask lets
+ * through, each by calling the program's handler here, on the uthread's
+ * stack, at a point where the runtime holds nothing (signal.c).  Says
+ * whether a handler ran (DP_SIG_RAN) and whether one of those lacked
+ * SA_RESTART (DP_SIG_NORESTART).  uc: the interrupted context, or NULL.
+ */
+#define DP_SIG_RAN 1
+#define DP_SIG_NORESTART 2
+int ult__dropin_signals(struct dp_thread *dp);
+int ult__dropin_signals_uc(struct dp_thread *dp, void *uc);
+/* Call the program's action for sig (sigact.c): DP_SIG_* as above. */
+int ult__dropin_deliver(int sig, void *uc);
+/* The program's action for sig, as sigaction would report it. */
+void ult__dropin_action(int sig, struct sigaction *sa);
+/* dp waits for the signals of set in sigwait or sigsuspend (0: no
+ * more); process signals in it go to dp first (signal.c). */
+void ult__dropin_sig_wait(struct dp_thread *dp, uint64_t set);
+/* A process signal the caller took at a safe point: queued on a thread
+ * that waits for it, if one does (1), else 0. */
+int ult__dropin_route(int sig);
+/* The caller's mask set to m without delivering anything; the old one. */
+uint64_t ult__dropin_setmask(uint64_t m);
+/* dp's signals are due: wake it at its wait, or at its next safe point
+ * if it runs. */
+void ult__dropin_sig_kick(struct dp_thread *dp);
 
 /* Absolute time on `clock' to an ult deadline (CLOCK_MONOTONIC ns):
  * 0, or EINVAL for a malformed timespec or an unsupported clock. */
@@ -95,7 +122,7 @@ int ult__dropin_after(const struct timespec *rel, uint64_t *deadline);
 
 /* A cancellation point (thread.c): act on a pending cancel, if enabled,
  * and deliver signals queued by pthread_kill. */
-void ult__dropin_point(void);
+int ult__dropin_point(void); /* DP_SIG_* of the signals it delivered */
 /* After a wait that succeeded (took a token, a wakeup): queued signals
  * only; a cancel waits for the next point, so that nothing is lost. */
 void ult__dropin_after_wait(void);
@@ -111,6 +138,10 @@ void ult__dropin_intr_end(void);
 /* wait(obj, deadline) so, again after each interruption: 0 or its error. */
 int ult__dropin_wait_until(int (*wait)(void *, uint64_t), void *obj,
     uint64_t deadline);
+/* The same, but a handler that ran ends the wait with EINTR (unless
+ * restart is set and every handler that ran had SA_RESTART). */
+int ult__dropin_wait_intr(int (*wait)(void *, uint64_t), void *obj,
+    uint64_t deadline, int restart);
 /* Wake dp if it waits at a cancellation point. */
 void ult__dropin_interrupt(struct dp_thread *dp);
 

@@ -27,29 +27,44 @@
  * pthread_kill interrupt the wait (the call then fails with EINTR), and
  * after the cancellation point the call is made again.  An EINTR that
  * was not ours (nintr did not move) is the program's.  A call that made
- * progress returns it, as POSIX says, and is not repeated.
+ * progress returns it, as POSIX says, and is not repeated.  A signal
+ * handler that ran ends the call with EINTR, unless it had SA_RESTART
+ * and the call is one the kernel restarts (WAITING, not WAITING_NR).
  */
-#define WAITING(type, call)                                                   \
+#define WAITING_R(type, restart, call)                                        \
 	do {                                                                  \
 		struct dp_thread *dp_ = ult__dropin_self();                   \
 		type r_;                                                      \
 		unsigned n_;                                                  \
+		int ran_;                                                     \
                                                                               \
 		ult__dropin_up();                                             \
+		ult__dropin_point();                                          \
 		for (;;) {                                                    \
-			ult__dropin_point();                                  \
 			n_ = dp_ != NULL                                      \
 			    ? __atomic_load_n(&dp_->nintr, __ATOMIC_SEQ_CST)  \
 			    : 0;                                              \
 			ult__dropin_intr_begin();                             \
 			r_ = (call);                                          \
 			ult__dropin_intr_end();                               \
-			if (r_ >= 0 || errno != EINTR || dp_ == NULL ||       \
-			    __atomic_load_n(&dp_->nintr, __ATOMIC_SEQ_CST) == \
-				n_)                                           \
+			if (r_ >= 0 || errno != EINTR || dp_ == NULL)         \
 				return (r_);                                  \
+			ran_ = ult__dropin_point();                           \
+			if ((ran_ & DP_SIG_RAN) &&                            \
+			    (!(restart) || (ran_ & DP_SIG_NORESTART))) {      \
+				errno = EINTR;                                \
+				return (-1);                                  \
+			}                                                     \
+			if (!ran_ &&                                          \
+			    __atomic_load_n(&dp_->nintr, __ATOMIC_SEQ_CST) == \
+				n_) {                                         \
+				errno = EINTR;                                \
+				return (-1);                                  \
+			}                                                     \
 		}                                                             \
 	} while (0)
+#define WAITING(type, call) WAITING_R(type, 1, call)
+#define WAITING_NR(type, call) WAITING_R(type, 0, call)
 
 ssize_t
 read(int fd, void *buf, size_t n)
@@ -142,7 +157,7 @@ close(int fd)
 int
 poll(struct pollfd *fds, nfds_t n, int ms)
 {
-	WAITING(int, ult_poll(fds, n, ms));
+	WAITING_NR(int, ult_poll(fds, n, ms));
 }
 
 static int
@@ -175,7 +190,7 @@ ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 		    ((int (*)(struct pollfd *, nfds_t, const struct timespec *,
 			const sigset_t *))ult__dropin_next("ppoll", &slot))(fds,
 			n, ts, mask));
-	WAITING(int, ult_poll(fds, n, ts_ms(ts)));
+	WAITING_NR(int, ult_poll(fds, n, ts_ms(ts)));
 }
 
 /* select on ult_poll: the sets become pollfds and back.  The timeout
@@ -258,7 +273,7 @@ select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 		    ((uint64_t)tv->tv_usec + 999u) / 1000u;
 		ms = v > INT32_MAX ? INT32_MAX : (int)v;
 	}
-	WAITING(int, do_select(nfds, r, w, e, ms));
+	WAITING_NR(int, do_select(nfds, r, w, e, ms));
 }
 
 int
@@ -278,7 +293,7 @@ pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
 		errno = EINVAL;
 		return (-1);
 	}
-	WAITING(int, do_select(nfds, r, w, e, ts_ms(ts)));
+	WAITING_NR(int, do_select(nfds, r, w, e, ts_ms(ts)));
 }
 
 /*
@@ -305,7 +320,11 @@ epoll_wait(int ep, struct epoll_event *ev, int n, int ms)
 		err = ult_wait_fd(ep, ULT_IN, deadline, &rev);
 		ult__dropin_intr_end();
 		if (err == EINTR) {
-			ult__dropin_point();
+			/* Never restarted (signal(7)). */
+			if (ult__dropin_point() & DP_SIG_RAN) {
+				errno = EINTR;
+				return (-1);
+			}
 			continue;
 		}
 		if (err == ETIMEDOUT)

@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -91,6 +92,11 @@ FWD(int, clock_nanosleep,
     (clockid_t c, int fl, const struct timespec *r, struct timespec *rem),
     (c, fl, r, rem))
 FWD(int, sched_yield, (void), ())
+FWD(int, kill, (pid_t p, int s), (p, s))
+FWD(int, sigaction, (int s, const struct sigaction *a, struct sigaction *o),
+    (s, a, o))
+typedef void (*ult__sighandler)(int);
+FWD(ult__sighandler, signal, (int s, ult__sighandler h), (s, h))
 
 /* pthread_exit does not return: no FWD. */
 void

@@ -182,12 +182,17 @@ int
 pthread_mutex_unlock(pthread_mutex_t *pm)
 {
 	struct dp_mutex *m = DM(pm);
+	int err;
 
 	if (m->depth != 0 && type(m) == PTHREAD_MUTEX_RECURSIVE && owned(m)) {
 		m->depth--;
 		return (0);
 	}
-	return (ult_mutex_unlock(&m->m));
+	err = ult_mutex_unlock(&m->m);
+	/* Signals queued on a thread that waits nowhere: a call that
+	 * returns from the runtime is a safe point to run their handlers. */
+	ult__dropin_after_wait();
+	return (err);
 }
 
 int
@@ -290,15 +295,23 @@ pthread_cond_timedwait(pthread_cond_t *pc, pthread_mutex_t *pm,
 int
 pthread_cond_signal(pthread_cond_t *pc)
 {
+	int err;
+
 	ult__dropin_up();
-	return (ult_cond_signal(&DC(pc)->c));
+	err = ult_cond_signal(&DC(pc)->c);
+	ult__dropin_after_wait();
+	return (err);
 }
 
 int
 pthread_cond_broadcast(pthread_cond_t *pc)
 {
+	int err;
+
 	ult__dropin_up();
-	return (ult_cond_broadcast(&DC(pc)->c));
+	err = ult_cond_broadcast(&DC(pc)->c);
+	ult__dropin_after_wait();
+	return (err);
 }
 
 /* Spinlocks: a holder may be switched out, so a waiter spins a little,

@@ -205,7 +205,11 @@ sem_fn(void *s, uint64_t deadline)
 static int
 sem_wait_until(sem_t *s, uint64_t deadline)
 {
-	int err = ult__dropin_wait_until(sem_fn, &DS(s)->s, deadline);
+	/* A handler ends the wait with EINTR; sem_wait alone is restarted
+	 * after one with SA_RESTART, as the kernel restarts an untimed
+	 * futex wait. */
+	int err = ult__dropin_wait_intr(sem_fn, &DS(s)->s, deadline,
+	    deadline == UINT64_MAX);
 
 	if (err == 0)
 		ult__dropin_after_wait();
@@ -260,9 +264,13 @@ sem_timedwait(sem_t *s, const struct timespec *abs)
 int
 sem_post(sem_t *s)
 {
+	int err;
+
 	if (!ours(s))
 		GLIBC_SEM(sem_post, s);
-	return (posix(ult_sem_post(&DS(s)->s)));
+	err = ult_sem_post(&DS(s)->s);
+	ult__dropin_after_wait();
+	return (posix(err));
 }
 
 int
