@@ -25,43 +25,35 @@
 /*
  * A call that may wait, at a cancellation point: pthread_cancel and
  * pthread_kill interrupt the wait (the call then fails with EINTR), and
- * after the cancellation point the call is made again.  An EINTR that
- * was not ours (nintr did not move) is the program's.  A call that made
+ * after the cancellation point the call is made again.  A call that made
  * progress returns it, as POSIX says, and is not repeated.  A signal
  * handler that ran ends the call with EINTR, unless it had SA_RESTART
  * and the call is one the kernel restarts (WAITING, not WAITING_NR).
+ * Every EINTR in a uthread is the drop-in's: a signal that interrupts a
+ * system call of a worker finds it in libc, so it is queued on the
+ * uthread and its handler runs at the cancellation point.
  */
-#define WAITING_R(type, restart, call)                                        \
-	do {                                                                  \
-		struct dp_thread *dp_ = ult__dropin_self();                   \
-		type r_;                                                      \
-		unsigned n_;                                                  \
-		int ran_;                                                     \
-                                                                              \
-		ult__dropin_up();                                             \
-		ult__dropin_point();                                          \
-		for (;;) {                                                    \
-			n_ = dp_ != NULL                                      \
-			    ? __atomic_load_n(&dp_->nintr, __ATOMIC_SEQ_CST)  \
-			    : 0;                                              \
-			ult__dropin_intr_begin();                             \
-			r_ = (call);                                          \
-			ult__dropin_intr_end();                               \
-			if (r_ >= 0 || errno != EINTR || dp_ == NULL)         \
-				return (r_);                                  \
-			ran_ = ult__dropin_point();                           \
-			if ((ran_ & DP_SIG_RAN) &&                            \
-			    (!(restart) || (ran_ & DP_SIG_NORESTART))) {      \
-				errno = EINTR;                                \
-				return (-1);                                  \
-			}                                                     \
-			if (!ran_ &&                                          \
-			    __atomic_load_n(&dp_->nintr, __ATOMIC_SEQ_CST) == \
-				n_) {                                         \
-				errno = EINTR;                                \
-				return (-1);                                  \
-			}                                                     \
-		}                                                             \
+#define WAITING_R(type, restart, call)                                   \
+	do {                                                             \
+		struct dp_thread *dp_ = ult__dropin_self();              \
+		type r_;                                                 \
+		int ran_;                                                \
+                                                                         \
+		ult__dropin_up();                                        \
+		ult__dropin_point();                                     \
+		for (;;) {                                               \
+			ult__dropin_intr_begin();                        \
+			r_ = (call);                                     \
+			ult__dropin_intr_end();                          \
+			if (r_ >= 0 || errno != EINTR || dp_ == NULL)    \
+				return (r_);                             \
+			ran_ = ult__dropin_point();                      \
+			if ((ran_ & DP_SIG_RAN) &&                       \
+			    (!(restart) || (ran_ & DP_SIG_NORESTART))) { \
+				errno = EINTR;                           \
+				return (-1);                             \
+			}                                                \
+		}                                                        \
 	} while (0)
 #define WAITING(type, call) WAITING_R(type, 1, call)
 #define WAITING_NR(type, call) WAITING_R(type, 0, call)

@@ -1,0 +1,159 @@
+/*
+ * Waiting for signals: sigwait takes a signal pthread_kill'ed to the
+ * waiting thread, sigwaitinfo one sent to the process (every thread
+ * blocks both), sigtimedwait one pending for the process and EAGAIN when
+ * none comes in time; sigsuspend returns -1/EINTR once the handler of the
+ * signal it opens has run; pause returns -1/EINTR after a handler.  Each
+ * waiter is a thread other than main while main and others go on.
+ */
+#include <signal.h>
+#include <stdatomic.h>
+#include <unistd.h>
+
+#include "conf.h"
+
+static atomic_int got_usr2, got_usr1, done;
+static int waited_sig, waited_info;
+static pthread_t target;
+
+static void
+on_usr2(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&got_usr2, 1);
+}
+
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&got_usr1, 1);
+}
+
+static void *
+sigwaiter(void *arg)
+{
+	sigset_t s;
+
+	(void)arg;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	if (sigwait(&s, &waited_sig) != 0)
+		waited_sig = -1;
+	return (NULL);
+}
+
+static void *
+infowaiter(void *arg)
+{
+	sigset_t s;
+	siginfo_t si;
+
+	(void)arg;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR2);
+	waited_info = sigwaitinfo(&s, &si) == SIGUSR2 && si.si_signo == SIGUSR2;
+	return (NULL);
+}
+
+/* Something else runs meanwhile. */
+static void *
+spinner(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&done))
+		sched_yield();
+	return (NULL);
+}
+
+static void *
+sender(void *arg)
+{
+	(void)arg;
+	usleep(20000);
+	kill(getpid(), SIGUSR2);
+	return (NULL);
+}
+
+static void *
+pauser_killer(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&done)) {
+		pthread_kill(target, SIGUSR1);
+		usleep(2000);
+	}
+	return (NULL);
+}
+
+int
+main(void)
+{
+	sigset_t both, s, none;
+	struct sigaction sa;
+	struct timespec ts = {0, 20000000};
+	siginfo_t si;
+	pthread_t t, sp;
+	int r;
+
+	conf_begin("sigwait");
+	sigemptyset(&both);
+	sigaddset(&both, SIGUSR1);
+	sigaddset(&both, SIGUSR2);
+	conf_must("pthread_sigmask", pthread_sigmask(SIG_BLOCK, &both, NULL));
+	conf_create(&sp, NULL, spinner, NULL);
+
+	conf_create(&t, NULL, sigwaiter, NULL);
+	usleep(10000);
+	conf_must("pthread_kill", pthread_kill(t, SIGUSR1));
+	conf_join(t);
+	conf_long("sigwait got the pthread_kill'ed SIGUSR1",
+	    waited_sig == SIGUSR1, 1);
+
+	conf_create(&t, NULL, infowaiter, NULL);
+	usleep(10000);
+	conf_must("kill", kill(getpid(), SIGUSR2));
+	conf_join(t);
+	conf_long("sigwaitinfo got the process's SIGUSR2", waited_info, 1);
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	r = sigtimedwait(&s, &si, &ts);
+	conf_err("sigtimedwait(20 ms), none sent", r == -1 ? errno : r, EAGAIN);
+	conf_must("kill", kill(getpid(), SIGUSR1));
+	r = sigtimedwait(&s, &si, &ts);
+	conf_long("sigtimedwait, one pending", r, SIGUSR1);
+
+	/* sigsuspend with SIGUSR2 open; every thread blocks it, so the
+	 * sender's signal waits for the suspend, whenever it comes. */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr2;
+	sigemptyset(&sa.sa_mask);
+	conf_must("sigaction", sigaction(SIGUSR2, &sa, NULL));
+	conf_create(&t, NULL, sender, NULL);
+	pthread_sigmask(SIG_BLOCK, NULL, &none);
+	sigdelset(&none, SIGUSR2);
+	r = sigsuspend(&none);
+	conf_err("sigsuspend", r == -1 ? errno : r, EINTR);
+	conf_long("sigsuspend: the handler ran once", atomic_load(&got_usr2),
+	    1);
+	pthread_sigmask(SIG_BLOCK, NULL, &s);
+	conf_long("sigsuspend: the mask is back", sigismember(&s, SIGUSR2), 1);
+	conf_join(t);
+
+	/* pause with SIGUSR1 open in main alone. */
+	sa.sa_handler = on_usr1;
+	conf_must("sigaction", sigaction(SIGUSR1, &sa, NULL));
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	target = pthread_self();
+	conf_create(&t, NULL, pauser_killer, NULL);
+	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+	r = pause();
+	conf_err("pause", r == -1 ? errno : r, EINTR);
+	conf_long("pause: a handler ran", atomic_load(&got_usr1) > 0, 1);
+	atomic_store(&done, 1);
+	conf_join(t);
+	conf_join(sp);
+	return (conf_end());
+}
