@@ -229,7 +229,23 @@ sig_due(struct ult__worker *w, struct ult_thread *ut, void *uc, uintptr_t pc,
 	}
 	e = errno;
 	hook(ut, uc);
+	ult__preempt_frame_fix(uc);
 	errno = e;
+}
+
+/* A handler that switched may have resumed on another worker: its frame
+ * would reinstall the old worker's alternate stack on this one. */
+void
+ult__preempt_frame_fix(void *ucv)
+{
+	ucontext_t *uc = ucv;
+	struct ult__worker *w = ult__worker_self();
+
+	if (w == NULL)
+		return;
+	uc->uc_stack.ss_sp = w->altstack;
+	uc->uc_stack.ss_size = w->altstack != NULL ? ULT__ALTSTACK_SIZE : 0;
+	uc->uc_stack.ss_flags = w->altstack != NULL ? 0 : SS_DISABLE;
 }
 
 int

@@ -532,6 +532,7 @@ extern int (*_Atomic ult__preempt_sig_hook)(struct ult_thread *, void *);
 int ult__preempt_safe_point(void *uc);
 void ult__preempt_owe(void);
 void ult__preempt_kick_thread(struct ult_thread *ut);
+void ult__preempt_frame_fix(void *uc);
 extern atomic_int ult__preempt_migrate;
 extern atomic_int ult__schedctl_bound_us;
 

@@ -196,7 +196,7 @@ dp_of(struct ult_thread *ut)
 }
 
 static void
-tramp(int sig, siginfo_t *si, void *uc)
+tramp_on(int sig, siginfo_t *si, void *uc)
 {
 	struct ult__worker *w = ult__tls_worker;
 	struct ult_thread *ut;
@@ -208,15 +208,16 @@ tramp(int sig, siginfo_t *si, void *uc)
 	}
 	ut = w->curthread;
 	if (ut == &w->idle || (dp = dp_of(ut)) == NULL) {
-		kill(getpid(), sig); /* for another thread */
+		syscall(SYS_kill, getpid(), sig); /* for another thread */
 		return;
 	}
 	if (ult__preempt_safe_point(uc)) {
-		/* A thread in sigsuspend or sigwait for it takes a process
-		 * signal first, as the kernel would give it to that one. */
+		/* main, or a thread in sigsuspend or sigwait for it, takes a
+		 * process signal first, as the kernel would. */
 		if (si->si_code != SI_TKILL && ult__dropin_route(sig))
 			return;
 		run(sig, si, uc);
+		ult__preempt_frame_fix(uc);
 		return;
 	}
 	/* In the runtime or libc: later, at a safe point.  If the thread is
@@ -226,6 +227,15 @@ tramp(int sig, siginfo_t *si, void *uc)
 	if (atomic_load(&ut->intr))
 		atomic_store(&ut->intr_pending, 1);
 	ult__preempt_owe();
+}
+
+static void
+tramp(int sig, siginfo_t *si, void *uc)
+{
+	int e = errno;
+
+	tramp_on(sig, si, uc);
+	errno = e;
 }
 
 int

@@ -126,12 +126,16 @@ ult__dropin_sig_wait(struct dp_thread *dp, uint64_t set)
 	sc_unlock();
 }
 
+/* dp accepts the signal; with now, it can also run the handler soon:
+ * it runs, or waits where a signal ends the wait (not on a mutex, a
+ * barrier or a rwlock, where it could stay for ever). */
 static int
-accepts(struct dp_thread *dp, uint64_t bit)
+accepts(struct dp_thread *dp, uint64_t bit, int now)
 {
 	ult_thread_t *u = __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE);
 
-	return (u != NULL && !(u->sigmask & bit));
+	return (u != NULL && !(u->sigmask & bit) &&
+	    (!now || atomic_load(&u->oncpu) || atomic_load(&u->intr)));
 }
 
 /*
@@ -146,15 +150,15 @@ taker(int sig, int any)
 	uint64_t bit = 1ull << (sig - 1);
 
 	if (sc.main != NULL &&
-	    (accepts(sc.main, bit) || (sc.main->sigwait_set & bit)))
+	    (accepts(sc.main, bit, 1) || (sc.main->sigwait_set & bit)))
 		return (sc.main);
 	for (struct dp_thread *dp = sc.list; dp != NULL; dp = dp->next_live)
 		if (dp->sigwait_set & bit)
 			return (dp);
-	if (any)
+	for (int now = 1; any && now >= 0; now--)
 		for (struct dp_thread *dp = sc.list; dp != NULL;
 		     dp = dp->next_live)
-			if (accepts(dp, bit))
+			if (accepts(dp, bit, now))
 				return (dp);
 	return (NULL);
 }

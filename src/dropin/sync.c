@@ -355,6 +355,7 @@ pthread_spin_lock(pthread_spinlock_t *s)
 			__builtin_ia32_pause();
 		}
 		ult_yield();
+		ult__dropin_after_wait(); /* a spinner takes its signals */
 	}
 }
 
