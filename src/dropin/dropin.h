@@ -58,6 +58,7 @@ struct dp_thread {
 	uint64_t sig_pending; /* (a) pthread_kill'ed signals, 1..64 */
 	uint64_t sigwait_set; /* signals it waits for in sigwait or
 				 sigsuspend (signal.c's lock) */
+	stack_t altstack;     /* what sigaltstack was told (sigact.c) */
 	unsigned nintr;	      /* (a) interruptions sent: tells an EINTR of
 				 ours from the kernel's */
 	struct dp_thread *next_live, *prev_live; /* signal.c's list */

@@ -95,6 +95,7 @@ FWD(int, sched_yield, (void), ())
 FWD(int, kill, (pid_t p, int s), (p, s))
 FWD(int, sigaction, (int s, const struct sigaction *a, struct sigaction *o),
     (s, a, o))
+FWD(int, sigaltstack, (const stack_t *ss, stack_t *o), (ss, o))
 typedef void (*ult__sighandler)(int);
 FWD(ult__sighandler, signal, (int s, ult__sighandler h), (s, h))
 

@@ -23,6 +23,10 @@
 #include "core/runtime.h"
 #include "dropin.h"
 
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1U << 31) /* Linux's, named under _GNU_SOURCE */
+#endif
+
 static int
 real_sigaction(int sig, const struct sigaction *a, struct sigaction *o)
 {
@@ -339,4 +343,45 @@ kill(pid_t pid, int sig)
 	    __atomic_load_n(&dp->sig_pending, __ATOMIC_RELAXED) != 0)
 		ult__dropin_signals(dp);
 	return (r);
+}
+
+/*
+ * The alternate signal stack is per kernel thread: a uthread's would
+ * replace its worker's, which the runtime's overflow report runs on, and
+ * a thread that unmaps its own at its end would leave the worker with
+ * none.  So each uthread keeps what it was told, and gets it back; the
+ * program's handlers run on the uthread's stack, faults' on the worker's
+ * alternate stack.
+ */
+int
+sigaltstack(const stack_t *ss, stack_t *old)
+{
+	static void *_Atomic slot;
+	struct dp_thread *dp = ult__dropin_self();
+
+	if (dp == NULL)
+		return (((int (*)(const stack_t *, stack_t *))ult__dropin_next(
+		    "sigaltstack", &slot))(ss, old));
+	if (ss != NULL && !(ss->ss_flags & SS_DISABLE)) {
+		if (ss->ss_flags & ~SS_AUTODISARM) {
+			errno = EINVAL;
+			return (-1);
+		}
+		if (ss->ss_size < (size_t)MINSIGSTKSZ) {
+			errno = ENOMEM;
+			return (-1);
+		}
+	}
+	if (old != NULL) {
+		*old = dp->altstack;
+		if (old->ss_sp == NULL && old->ss_size == 0)
+			old->ss_flags = SS_DISABLE;
+	}
+	if (ss != NULL) {
+		if (ss->ss_flags & SS_DISABLE)
+			memset(&dp->altstack, 0, sizeof(dp->altstack));
+		else
+			dp->altstack = *ss;
+	}
+	return (0);
 }

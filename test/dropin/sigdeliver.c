@@ -5,7 +5,8 @@
  * pthread_kill reaches a thread computing in such a loop, and its handler
  * runs in that thread; a storm of process signals whose handler calls
  * sem_post, while other threads switch on a condition variable, loses no
- * signal (each post lets the sender send the next).
+ * signal (each post lets the sender send the next); an alternate signal
+ * stack is the thread's own.
  */
 #include <semaphore.h>
 #include <signal.h>
@@ -113,9 +114,24 @@ switcher(void *arg)
 	return (NULL);
 }
 
+static char alt[1 << 16];
+
+static void *
+alt_setter(void *arg)
+{
+	stack_t ss = {.ss_sp = alt, .ss_size = sizeof(alt)}, o;
+
+	(void)arg;
+	if (sigaltstack(&ss, NULL) != 0 || sigaltstack(NULL, &o) != 0)
+		return ((void *)0);
+	return ((void *)(long)(o.ss_sp == alt && o.ss_size == sizeof(alt) &&
+	    !(o.ss_flags & SS_DISABLE)));
+}
+
 int
 main(void)
 {
+	stack_t o;
 	struct sigaction sa;
 	struct itimerval it;
 	pthread_t t, ts, tw[2];
@@ -163,5 +179,12 @@ main(void)
 		conf_join(tw[i]);
 	conf_long("storm: signals sent", (long)conf_join(ts), STORM);
 	conf_long("storm: handlers that posted", atomic_load(&posted), STORM);
+
+	conf_create(&t, NULL, alt_setter, NULL);
+	conf_long("sigaltstack set and read back in a thread",
+	    (long)conf_join(t), 1);
+	conf_must("sigaltstack", sigaltstack(NULL, &o));
+	conf_long("main's is still disabled", (o.ss_flags & SS_DISABLE) != 0,
+	    1);
 	return (conf_end());
 }
