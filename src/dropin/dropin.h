@@ -108,6 +108,12 @@ void ult__dropin_sig_wait(struct dp_thread *dp, uint64_t set);
 /* A process signal the caller took at a safe point: queued on a thread
  * that waits for it, if one does (1), else 0. */
 int ult__dropin_route(int sig);
+/* For a wait with a mask of its own (ppoll, pselect, epoll_pwait): the
+ * caller's mask becomes set (*old, the one before), what it opens runs,
+ * and process signals it opens go to the caller first; 1 if a handler
+ * ran, and the mask is then back.  mask_out puts old back. */
+int ult__dropin_mask_in(const sigset_t *set, uint64_t *old);
+void ult__dropin_mask_out(uint64_t old);
 /* The caller's mask set to m without delivering anything; the old one. */
 uint64_t ult__dropin_setmask(uint64_t m);
 /* dp's signals are due: wake it at its wait, or at its next safe point

@@ -55,6 +55,24 @@
 			}                                                \
 		}                                                        \
 	} while (0)
+/* A wait with its own signal mask, in a uthread: the mask for the
+ * wait's length (ult__dropin_mask_in), as sigsuspend has it. */
+#define WITH_MASK(mask, call)                             \
+	do {                                              \
+		uint64_t old_;                            \
+		int r_, e_;                               \
+                                                          \
+		if (ult__dropin_mask_in((mask), &old_)) { \
+			errno = EINTR;                    \
+			return (-1);                      \
+		}                                         \
+		r_ = (call);                              \
+		e_ = errno;                               \
+		ult__dropin_mask_out(old_);               \
+		errno = e_;                               \
+		return (r_);                              \
+	} while (0)
+
 #define WAITING(type, call) WAITING_R(type, 1, call)
 #define WAITING_NR(type, call) WAITING_R(type, 0, call)
 
@@ -176,7 +194,8 @@ ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 		errno = EINVAL;
 		return (-1);
 	}
-	/* A mask to install for the wait is the worker's business. */
+	if (mask != NULL && ult__dropin_self() != NULL) /* signal.c */
+		WITH_MASK(mask, ppoll(fds, n, ts, NULL));
 	if (mask != NULL)
 		return (
 		    ((int (*)(struct pollfd *, nfds_t, const struct timespec *,
@@ -275,6 +294,8 @@ pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
 	static void *_Atomic slot;
 
 	ENTER();
+	if (mask != NULL && ult__dropin_self() != NULL) /* signal.c */
+		WITH_MASK(mask, pselect(nfds, r, w, e, ts, NULL));
 	if (mask != NULL)
 		return (((int (*)(int, fd_set *, fd_set *, fd_set *,
 		    const struct timespec *,
@@ -350,6 +371,8 @@ epoll_pwait(int ep, struct epoll_event *ev, int n, int ms, const sigset_t *mask)
 	if (mask == NULL)
 		return (epoll_wait(ep, ev, n, ms));
 	ult__dropin_up();
+	if (ult__dropin_self() != NULL) /* signal.c */
+		WITH_MASK(mask, epoll_wait(ep, ev, n, ms));
 	return (((int (*)(int, struct epoll_event *, int, int,
 	    const sigset_t *))ult__dropin_next("epoll_pwait", &slot))(ep, ev, n,
 	    ms, mask));

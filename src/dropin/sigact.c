@@ -163,6 +163,25 @@ void (*signal(int sig, void (*h)(int)))(int)
 	return (o.sa_handler);
 }
 
+void (*bsd_signal(int sig, void (*h)(int)))(int)
+{
+	return (signal(sig, h));
+}
+
+/* System V's: reset when it runs, not blocked while it runs. */
+void (*sysv_signal(int sig, void (*h)(int)))(int)
+{
+	struct sigaction a, o;
+
+	memset(&a, 0, sizeof(a));
+	a.sa_handler = h;
+	a.sa_flags = SA_RESETHAND | SA_NODEFER;
+	sigemptyset(&a.sa_mask);
+	if (sigaction(sig, &a, &o) != 0)
+		return (SIG_ERR);
+	return (o.sa_handler);
+}
+
 void
 ult__dropin_action(int sig, struct sigaction *sa)
 {

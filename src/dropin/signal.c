@@ -260,7 +260,8 @@ handled(const struct sigaction *sa)
 	    (sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN));
 }
 
-static void
+/* 1 if the signal went back to pending. */
+static int
 catch_one(const struct signalfd_siginfo *si)
 {
 	int sig = (int)si->ssi_signo;
@@ -269,7 +270,7 @@ catch_one(const struct signalfd_siginfo *si)
 	struct sigaction sa;
 
 	if (sig < 1 || sig > 64)
-		return;
+		return (0);
 	ult__dropin_action(sig, &sa);
 	sc_lock();
 	to = taker(sig, 1);
@@ -282,13 +283,13 @@ catch_one(const struct signalfd_siginfo *si)
 	sc_unlock();
 	if (to != NULL) {
 		ult__dropin_sig_kick(to);
-		return;
+		return (0);
 	}
 	/* Taken for a waiter that has gone, and blocked by every thread:
 	 * pending again, for the next sigwait or unblocking. */
 	if (!(__atomic_load_n(&sc.accepted, __ATOMIC_RELAXED) & bit)) {
 		kill(getpid(), sig);
-		return;
+		return (1);
 	}
 	if (!(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL &&
 	    dfl_acts(sig)) {
@@ -299,6 +300,7 @@ catch_one(const struct signalfd_siginfo *si)
 		raise(sig);
 		ult__os_block_async_signals();
 	}
+	return (0);
 }
 
 void
@@ -335,8 +337,11 @@ ult__dropin_catch_signals(void)
 		if (p[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
+			/* One sent back to pending would be read again at
+			 * once: the set is brought up to date first. */
 			while (read(sfd, &si, sizeof(si)) == sizeof(si))
-				catch_one(&si);
+				if (catch_one(&si))
+					break;
 		}
 	}
 }

@@ -67,8 +67,15 @@ wait_sig(struct dp_thread *dp, const sigset_t *set, siginfo_t *si,
 	siginfo_t local;
 	int sig, err;
 
+	sigset_t kset;
+
 	if (si == NULL)
 		si = &local;
+	sigemptyset(&kset);
+	for (int i = 0; i < 64; i++)
+		if (want & ~ULT_SIGMASK_KEEP & ~(1ull << (SIGURG - 1)) &
+		    (1ull << i))
+			sigaddset(&kset, i + 1);
 	ult__dropin_sig_wait(dp, want);
 	for (;;) {
 		ult__dropin_intr_begin();
@@ -78,8 +85,9 @@ wait_sig(struct dp_thread *dp, const sigset_t *set, siginfo_t *si,
 			si->si_code = SI_TKILL;
 			break;
 		}
-		/* Pending for the process: the kernel's. */
-		if ((sig = real_timedwait(set, si, &zero)) > 0)
+		/* Pending for the process: the kernel's (never the
+		 * runtime's own signals). */
+		if ((sig = real_timedwait(&kset, si, &zero)) > 0)
 			break;
 		if (deadline != UINT64_MAX && ult_now() >= deadline) {
 			sig = -EAGAIN;
@@ -217,4 +225,30 @@ pause(void)
 	sigemptyset(&set);
 	memcpy(&set, &m, sizeof(m));
 	return (sigsuspend(&set));
+}
+
+int
+ult__dropin_mask_in(const sigset_t *set, uint64_t *old)
+{
+	struct dp_thread *dp = ult__dropin_self();
+	uint64_t m;
+
+	*old = ult__dropin_setmask(bits(set));
+	m = ult__self_ut()->sigmask;
+	ult__dropin_sig_wait(dp, ~m & ~UNWAITABLE);
+	if (ult__dropin_signals(dp) & DP_SIG_RAN) {
+		ult__dropin_mask_out(*old);
+		return (1);
+	}
+	return (0);
+}
+
+void
+ult__dropin_mask_out(uint64_t old)
+{
+	struct dp_thread *dp = ult__dropin_self();
+
+	ult__dropin_sig_wait(dp, 0);
+	ult__dropin_setmask(old);
+	ult__dropin_signals(dp);
 }

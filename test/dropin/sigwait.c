@@ -3,10 +3,13 @@
  * waiting thread, sigwaitinfo one sent to the process (every thread
  * blocks both), sigtimedwait one pending for the process and EAGAIN when
  * none comes in time; sigsuspend returns -1/EINTR once the handler of the
- * signal it opens has run; pause returns -1/EINTR after a handler.  Each
+ * signal it opens has run, and so do ppoll and pselect given a mask that
+ * opens it; pause returns -1/EINTR after a handler.  Each
  * waiter is a thread other than main while main and others go on.
  */
+#include <poll.h>
 #include <signal.h>
+#include <sys/select.h>
 #include <stdatomic.h>
 #include <unistd.h>
 
@@ -140,6 +143,37 @@ main(void)
 	pthread_sigmask(SIG_BLOCK, NULL, &s);
 	conf_long("sigsuspend: the mask is back", sigismember(&s, SIGUSR2), 1);
 	conf_join(t);
+
+	/* ppoll and pselect with a mask that opens SIGUSR2, which every
+	 * thread blocks until then. */
+	for (int i = 0; i < 2; i++) {
+		struct timespec far = {100, 0};
+		struct pollfd p;
+		fd_set rs;
+		int fds[2];
+
+		conf_must("pipe", pipe(fds));
+		atomic_store(&got_usr2, 0);
+		conf_create(&t, NULL, sender, NULL);
+		if (i == 0) {
+			p.fd = fds[0];
+			p.events = POLLIN;
+			r = ppoll(&p, 1, &far, &none);
+		} else {
+			FD_ZERO(&rs);
+			FD_SET(fds[0], &rs);
+			r = pselect(fds[0] + 1, &rs, NULL, NULL, &far, &none);
+		}
+		conf_err(i == 0 ? "ppoll with a mask" : "pselect with a mask",
+		    r == -1 ? errno : r, EINTR);
+		conf_long("... the handler ran once", atomic_load(&got_usr2),
+		    1);
+		pthread_sigmask(SIG_BLOCK, NULL, &s);
+		conf_long("... the mask is back", sigismember(&s, SIGUSR2), 1);
+		conf_join(t);
+		close(fds[0]);
+		close(fds[1]);
+	}
 
 	/* pause with SIGUSR1 open in main alone. */
 	sa.sa_handler = on_usr1;
