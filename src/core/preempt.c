@@ -323,6 +323,9 @@ preempt_handle(int sig, siginfo_t *si, void *ucv)
 	uc->uc_stack.ss_size = w->altstack != NULL ? ULT__ALTSTACK_SIZE : 0;
 	uc->uc_stack.ss_flags = w->altstack != NULL ? 0 : SS_DISABLE;
 	errno = e;
+	/* Back at the same safe point: what was queued for it meanwhile,
+	 * when nobody could kick it. */
+	sig_due(w, ut, uc, pc, sp);
 }
 
 /*

@@ -126,8 +126,10 @@ pthread_mutex_lock(pthread_mutex_t *pm)
 	int err;
 
 	ult__dropin_up();
-	if (__builtin_expect((err = ult_mutex_lock(&m->m)) == 0, 1))
+	if (__builtin_expect((err = ult_mutex_lock(&m->m)) == 0, 1)) {
+		ult__dropin_after_wait(); /* it may have slept */
 		return (0);
+	}
 	return (relock(m, err));
 }
 
