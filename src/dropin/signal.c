@@ -228,6 +228,13 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 		    __atomic_exchange_n(&dp->sig_pending, 0, __ATOMIC_ACQ_REL);
 	}
 	sc_unlock();
+	/* An ending thread takes no more signals: one its worker took now
+	 * would be queued on it and lost. */
+	if (!live && dp == ult__dropin_self()) {
+		uint64_t all = ~(uint64_t)0;
+
+		ult__sigmask_set(SIG_SETMASK, &all, NULL);
+	}
 	for (int sig = 1; left != 0; sig++, left >>= 1)
 		if (left & 1)
 			kill(getpid(), sig);
