@@ -171,6 +171,28 @@ sigtimedwait(const sigset_t *set, siginfo_t *si, const struct timespec *ts)
 	return (posix_sig(wait_sig(dp, set, si, deadline, 1)));
 }
 
+/* What is pending for the caller: its own queue, and the process's
+ * (the kernel's answer on its worker), as far as its mask blocks them. */
+int
+sigpending(sigset_t *set)
+{
+	static void *_Atomic slot;
+	struct dp_thread *dp;
+	uint64_t mine, k;
+
+	if (((int (*)(sigset_t *))ult__dropin_next("sigpending", &slot))(set) !=
+	    0)
+		return (-1);
+	if ((dp = ult__dropin_self()) == NULL)
+		return (0);
+	mine = __atomic_load_n(&dp->sig_pending, __ATOMIC_ACQUIRE) &
+	    ult__self_ut()->sigmask;
+	memcpy(&k, set, sizeof(k));
+	k |= mine;
+	memcpy(set, &k, sizeof(k));
+	return (0);
+}
+
 /*
  * sigsuspend: the mask replaced until a handler has run; returns -1 with
  * EINTR, the old mask back.  A signal queued on the thread and open in

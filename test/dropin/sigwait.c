@@ -2,7 +2,8 @@
  * Waiting for signals: sigwait takes a signal pthread_kill'ed to the
  * waiting thread, sigwaitinfo one sent to the process (every thread
  * blocks both), sigtimedwait one pending for the process and EAGAIN when
- * none comes in time; sigsuspend returns -1/EINTR once the handler of the
+ * none comes in time; sigpending shows what is pending for the thread
+ * and for the process; sigsuspend returns -1/EINTR once the handler of the
  * signal it opens has run, and so do ppoll and pselect given a mask that
  * opens it; pause returns -1/EINTR after a handler.  Each
  * waiter is a thread other than main while main and others go on.
@@ -118,6 +119,18 @@ main(void)
 	conf_must("kill", kill(getpid(), SIGUSR2));
 	conf_join(t);
 	conf_long("sigwaitinfo got the process's SIGUSR2", waited_info, 1);
+
+	/* Pending: one for this thread, one for the process. */
+	conf_must("pthread_kill", pthread_kill(pthread_self(), SIGUSR1));
+	conf_must("kill", kill(getpid(), SIGUSR2));
+	conf_must("sigpending", sigpending(&s));
+	conf_long("sigpending: SIGUSR1 and SIGUSR2",
+	    sigismember(&s, SIGUSR1) && sigismember(&s, SIGUSR2), 1);
+	conf_must("sigwait", sigwait(&both, &r));
+	conf_must("sigwait", sigwait(&both, &r));
+	conf_must("sigpending", sigpending(&s));
+	conf_long("sigpending after two sigwaits: neither",
+	    sigismember(&s, SIGUSR1) || sigismember(&s, SIGUSR2), 0);
 
 	sigemptyset(&s);
 	sigaddset(&s, SIGUSR1);
