@@ -132,8 +132,19 @@ pthread_barrier_destroy(pthread_barrier_t *b)
 int
 pthread_barrier_wait(pthread_barrier_t *b)
 {
+	int err;
+
 	ult__dropin_up();
-	return (ult_barrier_wait(BAR(b)));
+	/* Not a cancellation point, nor ended by a signal: a handler runs,
+	 * and the thread arrives again. */
+	ult__dropin_intr_begin();
+	while ((err = ult_barrier_wait(BAR(b))) == EINTR) {
+		ult__dropin_intr_end();
+		ult__dropin_after_wait();
+		ult__dropin_intr_begin();
+	}
+	ult__dropin_intr_end();
+	return (err);
 }
 
 /*

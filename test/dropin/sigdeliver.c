@@ -5,7 +5,8 @@
  * pthread_kill reaches a thread computing in such a loop, and its handler
  * runs in that thread; a storm of process signals whose handler calls
  * sem_post, while other threads switch on a condition variable, loses no
- * signal (each post lets the sender send the next); an alternate signal
+ * signal (each post lets the sender send the next); a thread waiting in
+ * pthread_barrier_wait runs its handler and waits on; an alternate signal
  * stack is the thread's own.
  */
 #include <semaphore.h>
@@ -114,6 +115,28 @@ switcher(void *arg)
 	return (NULL);
 }
 
+static pthread_barrier_t bar;
+static pthread_t bar_t;
+static atomic_int bar_handled, bar_ret = -1;
+
+static void
+on_usr2_bar(int sig)
+{
+	(void)sig;
+	atomic_store(&bar_handled,
+	    pthread_equal(pthread_self(), bar_t) ? 1 : 2);
+}
+
+static void *
+bar_waiter(void *arg)
+{
+	int r = pthread_barrier_wait(&bar);
+
+	(void)arg;
+	atomic_store(&bar_ret, r == PTHREAD_BARRIER_SERIAL_THREAD ? 1 : r);
+	return (NULL);
+}
+
 static char alt[1 << 16];
 
 static void *
@@ -179,6 +202,29 @@ main(void)
 		conf_join(tw[i]);
 	conf_long("storm: signals sent", (long)conf_join(ts), STORM);
 	conf_long("storm: handlers that posted", atomic_load(&posted), STORM);
+
+	/* Waiting in a barrier: the handler runs there, the wait goes on
+	 * until main arrives (a 10 s bound on the wait for the handler). */
+	sa.sa_handler = on_usr2_bar;
+	conf_must("sigaction", sigaction(SIGUSR2, &sa, NULL));
+	conf_must("pthread_barrier_init", pthread_barrier_init(&bar, NULL, 2));
+	conf_create(&bar_t, NULL, bar_waiter, NULL);
+	conf_must("pthread_kill", pthread_kill(bar_t, SIGUSR2));
+	for (int i = 0; i < 5000 && atomic_load(&bar_handled) == 0; i++)
+		usleep(2000);
+	conf_long("barrier: handler ran in the waiting thread",
+	    atomic_load(&bar_handled), 1);
+	conf_long("barrier: still waiting after it", atomic_load(&bar_ret), -1);
+	{
+		int r = pthread_barrier_wait(&bar);
+
+		conf_join(bar_t);
+		conf_long("barrier: one serial thread of the two",
+		    (r == PTHREAD_BARRIER_SERIAL_THREAD) +
+			(atomic_load(&bar_ret) == 1),
+		    1);
+	}
+	pthread_barrier_destroy(&bar);
 
 	conf_create(&t, NULL, alt_setter, NULL);
 	conf_long("sigaltstack set and read back in a thread",
