@@ -98,6 +98,13 @@ void ult__dropin_catch_signals(void) __attribute__((noreturn));
 #define DP_SIG_NORESTART 2
 int ult__dropin_signals(struct dp_thread *dp);
 int ult__dropin_signals_uc(struct dp_thread *dp, void *uc);
+/* sig queued on dp, and taken off (1 if it was there): every change of
+ * sig_pending goes through these, which count the signals queued in the
+ * process, so that the calls that return from the runtime test one word
+ * (ult__dropin_after_call). */
+extern int ult__dropin_nqueued;
+void ult__dropin_queue(struct dp_thread *dp, int sig);
+int ult__dropin_unqueue(struct dp_thread *dp, uint64_t bit);
 /* Call the program's action for sig (sigact.c): DP_SIG_* as above. */
 int ult__dropin_deliver(int sig, void *uc);
 /* The program's action for sig, as sigaction would report it. */
@@ -134,6 +141,17 @@ int ult__dropin_point(void); /* DP_SIG_* of the signals it delivered */
  * only; a cancel waits for the next point, so that nothing is lost. */
 void ult__dropin_after_wait(void);
 void ult__dropin_idle_masks(void);
+/* At the end of a call that may have been in the runtime a while (a
+ * mutex, a condition signal, sem_post, a yield): run the caller's queued
+ * signals, if the process has any. */
+static inline void
+ult__dropin_after_call(void)
+{
+	if (__builtin_expect(
+		__atomic_load_n(&ult__dropin_nqueued, __ATOMIC_RELAXED) != 0,
+		0))
+		ult__dropin_after_wait();
+}
 /*
  * Around a wait at a cancellation point: pthread_cancel and pthread_kill
  * end it early (ult__sleepq_interrupt), and the wait returns EINTR; the

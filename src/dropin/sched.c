@@ -21,7 +21,7 @@ sched_yield(void)
 {
 	ult__dropin_up();
 	ult_yield();
-	ult__dropin_after_wait();
+	ult__dropin_after_call();
 	return (0);
 }
 

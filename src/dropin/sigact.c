@@ -245,8 +245,7 @@ tramp_on(int sig, siginfo_t *si, void *uc)
 	}
 	/* In the runtime or libc: later, at a safe point.  If the thread is
 	 * about to sleep at a cancellation point, that sleep ends at once. */
-	__atomic_fetch_or(&dp->sig_pending, 1ull << (sig - 1),
-	    __ATOMIC_RELEASE);
+	ult__dropin_queue(dp, sig);
 	if (atomic_load(&ut->intr))
 		atomic_store(&ut->intr_pending, 1);
 	ult__preempt_owe();
@@ -313,9 +312,10 @@ ult__dropin_deliver(int sig, void *uc)
 static int
 hook(struct ult_thread *ut, void *uc)
 {
-	struct dp_thread *dp = dp_of(ut);
+	struct dp_thread *dp;
 
-	if (dp == NULL)
+	if (__atomic_load_n(&ult__dropin_nqueued, __ATOMIC_RELAXED) == 0 ||
+	    (dp = dp_of(ut)) == NULL)
 		return (0);
 	if (uc == NULL)
 		return ((__atomic_load_n(&dp->sig_pending, __ATOMIC_ACQUIRE) &

@@ -24,6 +24,27 @@ real_kill(pthread_t t, int sig)
 	    &slot))(t, sig));
 }
 
+int ult__dropin_nqueued;
+
+void
+ult__dropin_queue(struct dp_thread *dp, int sig)
+{
+	uint64_t bit = 1ull << (sig - 1);
+
+	if (!(__atomic_fetch_or(&dp->sig_pending, bit, __ATOMIC_ACQ_REL) & bit))
+		__atomic_add_fetch(&ult__dropin_nqueued, 1, __ATOMIC_RELAXED);
+}
+
+int
+ult__dropin_unqueue(struct dp_thread *dp, uint64_t bit)
+{
+	if (!(__atomic_fetch_and(&dp->sig_pending, ~bit, __ATOMIC_ACQ_REL) &
+		bit))
+		return (0);
+	__atomic_sub_fetch(&ult__dropin_nqueued, 1, __ATOMIC_RELAXED);
+	return (1);
+}
+
 /* Signals queued for dp (the caller) that its mask lets through, one at
  * a time: a handler's sa_mask or its own calls may change the mask. */
 int
@@ -41,9 +62,7 @@ ult__dropin_signals_uc(struct dp_thread *dp, void *uc)
 		if (bits == 0)
 			return (ran);
 		bit = bits & -bits;
-		if (__atomic_fetch_and(&dp->sig_pending, ~bit,
-			__ATOMIC_ACQ_REL) &
-		    bit)
+		if (ult__dropin_unqueue(dp, bit))
 			ran |=
 			    ult__dropin_deliver(__builtin_ctzll(bit) + 1, uc);
 	}
@@ -183,8 +202,7 @@ ult__dropin_route(int sig)
 	sc_lock();
 	to = taker(sig, 0);
 	if (to != NULL && to != self)
-		__atomic_fetch_or(&to->sig_pending, 1ull << (sig - 1),
-		    __ATOMIC_RELEASE);
+		ult__dropin_queue(to, sig);
 	sc_unlock();
 	if (to == NULL || to == self)
 		return (0);
@@ -224,8 +242,11 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 		dp->sigwait_set = 0;
 		/* Queued on it by the catcher and not taken: the process
 		 * gets them back, for another thread. */
-		left =
-		    __atomic_exchange_n(&dp->sig_pending, 0, __ATOMIC_ACQ_REL);
+		left = __atomic_load_n(&dp->sig_pending, __ATOMIC_ACQUIRE);
+		for (int i = 0; i < 64; i++)
+			if ((left & (1ull << i)) &&
+			    !ult__dropin_unqueue(dp, 1ull << i))
+				left &= ~(1ull << i);
 	}
 	sc_unlock();
 	/* An ending thread takes no more signals: one its worker took now
@@ -284,7 +305,7 @@ catch_one(const struct signalfd_siginfo *si)
 	/* Queued for a waiter or a handler; a default action or an ignored
 	 * signal is the process's business, below. */
 	if (to != NULL && ((to->sigwait_set & bit) || handled(&sa)))
-		__atomic_fetch_or(&to->sig_pending, bit, __ATOMIC_RELEASE);
+		ult__dropin_queue(to, sig);
 	else
 		to = NULL;
 	sc_unlock();
@@ -388,8 +409,7 @@ pthread_kill(pthread_t t, int sig)
 		if (sa.sa_handler == SIG_DFL && !blocked)
 			return (dfl_acts(sig) ? kill(getpid(), sig) : 0);
 	}
-	__atomic_fetch_or(&dp->sig_pending, 1ull << (sig - 1),
-	    __ATOMIC_RELEASE);
+	ult__dropin_queue(dp, sig);
 	if (dp == ult__dropin_self())
 		ult__dropin_signals(dp);
 	else

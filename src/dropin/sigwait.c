@@ -45,9 +45,7 @@ take(struct dp_thread *dp, uint64_t want)
 	while (p != 0) {
 		uint64_t bit = p & -p;
 
-		if (__atomic_fetch_and(&dp->sig_pending, ~bit,
-			__ATOMIC_ACQ_REL) &
-		    bit)
+		if (ult__dropin_unqueue(dp, bit))
 			return (__builtin_ctzll(bit) + 1);
 		p &= ~bit;
 	}

@@ -127,7 +127,7 @@ pthread_mutex_lock(pthread_mutex_t *pm)
 
 	ult__dropin_up();
 	if (__builtin_expect((err = ult_mutex_lock(&m->m)) == 0, 1)) {
-		ult__dropin_after_wait(); /* it may have slept */
+		ult__dropin_after_call(); /* it may have slept */
 		return (0);
 	}
 	return (relock(m, err));
@@ -193,7 +193,7 @@ pthread_mutex_unlock(pthread_mutex_t *pm)
 	err = ult_mutex_unlock(&m->m);
 	/* Signals queued on a thread that waits nowhere: a call that
 	 * returns from the runtime is a safe point to run their handlers. */
-	ult__dropin_after_wait();
+	ult__dropin_after_call();
 	return (err);
 }
 
@@ -301,7 +301,7 @@ pthread_cond_signal(pthread_cond_t *pc)
 
 	ult__dropin_up();
 	err = ult_cond_signal(&DC(pc)->c);
-	ult__dropin_after_wait();
+	ult__dropin_after_call();
 	return (err);
 }
 
@@ -312,7 +312,7 @@ pthread_cond_broadcast(pthread_cond_t *pc)
 
 	ult__dropin_up();
 	err = ult_cond_broadcast(&DC(pc)->c);
-	ult__dropin_after_wait();
+	ult__dropin_after_call();
 	return (err);
 }
 
@@ -357,7 +357,7 @@ pthread_spin_lock(pthread_spinlock_t *s)
 			__builtin_ia32_pause();
 		}
 		ult_yield();
-		ult__dropin_after_wait(); /* a spinner takes its signals */
+		ult__dropin_after_call(); /* a spinner takes its signals */
 	}
 }
 

@@ -280,7 +280,7 @@ sem_post(sem_t *s)
 	if (!ours(s))
 		GLIBC_SEM(sem_post, s);
 	err = ult_sem_post(&DS(s)->s);
-	ult__dropin_after_wait();
+	ult__dropin_after_call();
 	return (posix(err));
 }
 
