@@ -170,6 +170,9 @@ int ult__dropin_wait_intr(int (*wait)(void *, uint64_t), void *obj,
 /* Wake dp if it waits at a cancellation point. */
 void ult__dropin_interrupt(struct dp_thread *dp);
 
+/* ult_poll, but several descriptors wait interruptibly (pollset.c). */
+int ult__dropin_poll(struct pollfd *fds, nfds_t n, int ms);
+
 /* libc's functions for the runtime and the drop-in (real.c). */
 int ult__rt_pthread_create(pthread_t *t, const pthread_attr_t *a,
     void *(*fn)(void *), void *arg);

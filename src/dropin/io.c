@@ -167,7 +167,7 @@ close(int fd)
 int
 poll(struct pollfd *fds, nfds_t n, int ms)
 {
-	WAITING_NR(int, ult_poll(fds, n, ms));
+	WAITING_NR(int, ult__dropin_poll(fds, n, ms));
 }
 
 static int
@@ -201,7 +201,7 @@ ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 		    ((int (*)(struct pollfd *, nfds_t, const struct timespec *,
 			const sigset_t *))ult__dropin_next("ppoll", &slot))(fds,
 			n, ts, mask));
-	WAITING_NR(int, ult_poll(fds, n, ts_ms(ts)));
+	WAITING_NR(int, ult__dropin_poll(fds, n, ts_ms(ts)));
 }
 
 /* select on ult_poll: the sets become pollfds and back.  The timeout
@@ -232,7 +232,7 @@ do_select(int nfds, fd_set *r, fd_set *w, fd_set *e, int ms)
 		if (ev != 0)
 			p[n++] = (struct pollfd){.fd = fd, .events = ev};
 	}
-	if ((ready = ult_poll(p, (nfds_t)n, ms)) < 0) {
+	if ((ready = ult__dropin_poll(p, (nfds_t)n, ms)) < 0) {
 		err = errno;
 		goto out;
 	}

@@ -1,12 +1,12 @@
 /*
  * A wait interrupted by a caught signal (POSIX, signal(7)): a handler
  * installed without SA_RESTART ends nanosleep and clock_nanosleep (with
- * the time left in *rem), sleep (the seconds left), usleep, poll, select,
- * epoll_wait, read of a pipe, sem_wait and sem_timedwait with EINTR;
- * with SA_RESTART a read goes on and returns its byte, and a sleep still
- * ends (sleeps are never restarted).  The signal comes from another
- * thread with pthread_kill, again every few milliseconds until the wait
- * has ended, so that one of them finds the thread waiting.
+ * the time left in *rem), sleep (the seconds left), usleep, poll and
+ * select (on one descriptor and on two), epoll_wait, read of a pipe, sem_wait
+ * and sem_timedwait with EINTR; with SA_RESTART a read goes on and returns its
+ * byte, and a sleep still ends (sleeps are never restarted).  The signal comes
+ * from another thread with pthread_kill, again every few milliseconds until the
+ * wait has ended, so that one of them finds the thread waiting.
  */
 #include <poll.h>
 #include <semaphore.h>
@@ -48,6 +48,17 @@ killer(void *arg)
 }
 
 static pthread_t kt;
+static int qfd[2];
+
+static void *
+late_write(void *arg)
+{
+	(void)arg;
+	usleep(20000);
+	if (write(qfd[1], "y", 1) != 1)
+		return (arg);
+	return (NULL);
+}
 
 static void
 start(int restart)
@@ -142,6 +153,37 @@ fds(void)
 	conf_err("select(empty pipe, 100 s)", r == -1 ? errno : r, EINTR);
 	stop();
 
+	/* Two descriptors: interrupted too, and ready when one is. */
+	{
+		struct pollfd two[2] = {{.fd = pfd[0], .events = POLLIN},
+		    {.fd = qfd[0], .events = POLLIN}};
+		pthread_t wt;
+
+		start(0);
+		r = poll(two, 2, 100000);
+		conf_err("poll(two empty pipes, 100 s)", r == -1 ? errno : r,
+		    EINTR);
+		stop();
+
+		start(0);
+		FD_ZERO(&rs);
+		FD_SET(pfd[0], &rs);
+		FD_SET(qfd[0], &rs);
+		r = select(qfd[0] + 1, &rs, NULL, NULL, &tv);
+		conf_err("select(two empty pipes, 100 s)", r == -1 ? errno : r,
+		    EINTR);
+		stop();
+
+		conf_create(&wt, NULL, late_write, NULL);
+		r = poll(two, 2, 100000);
+		conf_join(wt);
+		conf_long("poll(two pipes), one written", r, 1);
+		conf_long("... its revents", two[1].revents, POLLIN);
+		conf_long("... the other's", two[0].revents, 0);
+		if (read(qfd[0], &c, 1) != 1)
+			conf_fail("read", "the byte written");
+	}
+
 	ep = epoll_create1(0);
 	epoll_ctl(ep, EPOLL_CTL_ADD, pfd[0], &ev);
 	start(1);
@@ -192,6 +234,7 @@ main(void)
 {
 	conf_begin("eintr");
 	conf_must("pipe", pipe(pfd));
+	conf_must("pipe", pipe(qfd));
 	sleeps(0);
 	sleeps(1);
 	fds();
