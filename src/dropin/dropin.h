@@ -121,6 +121,9 @@ int ult__dropin_route(int sig);
  * ran, and the mask is then back.  mask_out puts old back. */
 int ult__dropin_mask_in(const sigset_t *set, uint64_t *old);
 void ult__dropin_mask_out(uint64_t old);
+/* The counts of live threads blocking each signal (signal.c) follow a
+ * move of a mask from old to new. */
+void ult__dropin_mask_counted(uint64_t old, uint64_t new);
 /* The caller's mask set to m without delivering anything; the old one. */
 uint64_t ult__dropin_setmask(uint64_t m);
 /* dp's signals are due: wake it at its wait, or at its next safe point

@@ -301,9 +301,13 @@ ult__dropin_deliver(int sig, void *uc)
 	if (!(flags & SA_NODEFER))
 		add |= 1ull << (sig - 1);
 	ult__sigmask_set(SIG_BLOCK, &add, &old);
+	add = ult__self_ut()->sigmask; /* uncounted (signal.c), as brief */
 	e = errno;
 	ran = run(sig, &si, uc);
 	errno = e;
+	/* What the handler changed in the mask was counted from the one it
+	 * ran with: uncounted as well, as the mask goes back. */
+	ult__dropin_mask_counted(ult__self_ut()->sigmask, add);
 	ult__sigmask_set(SIG_SETMASK, &old, NULL);
 	return (ran);
 }

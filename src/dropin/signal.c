@@ -272,6 +272,12 @@ sig_mask_moved(uint64_t old, uint64_t new)
 	sc_unlock();
 }
 
+void
+ult__dropin_mask_counted(uint64_t old, uint64_t new)
+{
+	sig_mask_moved(old, new);
+}
+
 /* A default action that ends or stops the process (not one that
  * ignores, nor continues). */
 static int
