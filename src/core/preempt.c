@@ -256,6 +256,13 @@ ult__preempt_safe_point(void *ucv)
 
 	if (w == NULL || (ut = w->curthread) == &w->idle)
 		return (0);
+	/* Preemption off: no table of preemptible text, and no preemption
+	 * to take a handler later; outside the runtime is the best there is. */
+	if (ult__rt.preempt <= 0)
+		return (!((uintptr_t)__start_ult_text <= ult__uc_pc(ucv) &&
+			    ult__uc_pc(ucv) < (uintptr_t)__stop_ult_text) &&
+		    ULT_LD(&ut->nopreempt) == 0 &&
+		    stack_room(ut, ult__uc_sp(ucv)));
 	return (pc_preemptible(ult__uc_pc(ucv)) &&
 	    ULT_LD(&ut->nopreempt) == 0 && stack_room(ut, ult__uc_sp(ucv)));
 }
