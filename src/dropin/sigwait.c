@@ -63,9 +63,8 @@ wait_sig(struct dp_thread *dp, const sigset_t *set, siginfo_t *si,
 	static const struct timespec zero = {0, 0};
 	uint64_t want = bits(set) & ~UNWAITABLE;
 	siginfo_t local;
-	int sig, err;
-
 	sigset_t kset;
+	int sig, err;
 
 	if (si == NULL)
 		si = &local;
