@@ -5,7 +5,9 @@
  * none comes in time; sigpending shows what is pending for the thread
  * and for the process; sigsuspend returns -1/EINTR once the handler of the
  * signal it opens has run, and so do ppoll and pselect given a mask that
- * opens it; pause returns -1/EINTR after a handler.  Each
+ * opens it; pause returns -1/EINTR after a handler.  Threads waiting in
+ * sigwait, more of them than ult-run's workers, leave the others room to
+ * run.  Each
  * waiter is a thread other than main while main and others go on.
  */
 #include <poll.h>
@@ -44,6 +46,37 @@ sigwaiter(void *arg)
 	sigaddset(&s, SIGUSR1);
 	if (sigwait(&s, &waited_sig) != 0)
 		waited_sig = -1;
+	return (NULL);
+}
+
+#define NWAITERS 5
+static atomic_int many_got, pingpong;
+
+static void *
+many_waiter(void *arg)
+{
+	sigset_t s;
+	int sig;
+
+	(void)arg;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	if (sigwait(&s, &sig) == 0 && sig == SIGUSR1)
+		atomic_fetch_add(&many_got, 1);
+	return (NULL);
+}
+
+/* Needs a worker while the sigwaits wait: yields until main has seen
+ * a thousand of its turns. */
+static void *
+ponger(void *arg)
+{
+	(void)arg;
+	while (atomic_load(&pingpong) < 1000) {
+		if (atomic_load(&pingpong) % 2 == 1)
+			atomic_fetch_add(&pingpong, 1);
+		sched_yield();
+	}
 	return (NULL);
 }
 
@@ -113,6 +146,26 @@ main(void)
 	conf_join(t);
 	conf_long("sigwait got the pthread_kill'ed SIGUSR1",
 	    waited_sig == SIGUSR1, 1);
+
+	{
+		pthread_t mw[NWAITERS], pt;
+
+		for (int i = 0; i < NWAITERS; i++)
+			conf_create(&mw[i], NULL, many_waiter, NULL);
+		conf_create(&pt, NULL, ponger, NULL);
+		while (atomic_load(&pingpong) < 1000) {
+			if (atomic_load(&pingpong) % 2 == 0)
+				atomic_fetch_add(&pingpong, 1);
+			sched_yield();
+		}
+		conf_join(pt);
+		for (int i = 0; i < NWAITERS; i++)
+			conf_must("pthread_kill", pthread_kill(mw[i], SIGUSR1));
+		for (int i = 0; i < NWAITERS; i++)
+			conf_join(mw[i]);
+		conf_long("five sigwaits, each got its signal",
+		    atomic_load(&many_got), NWAITERS);
+	}
 
 	conf_create(&t, NULL, infowaiter, NULL);
 	usleep(10000);
