@@ -41,6 +41,13 @@ size_t ult__dropin_default_stack(void);
  * address) never equals.
  */
 #define DP_MAGIC 0x7274687074746c75ull /* "ultpthr" */
+/* What a queued signal's sender said (its siginfo, in short). */
+struct dp_siginfo {
+	int code;
+	pid_t pid;
+	uid_t uid;
+	union sigval value;
+};
 struct dp_thread {
 	uint64_t magic;
 	ult_thread_t *_Atomic ut; /* set by the creator and the thread */
@@ -59,8 +66,10 @@ struct dp_thread {
 	uint64_t sigwait_set; /* signals it waits for in sigwait or
 				 sigsuspend (signal.c's lock) */
 	stack_t altstack;     /* what sigaltstack was told (sigact.c) */
-	unsigned nintr;	      /* (a) interruptions sent: tells an EINTR of
-				 ours from the kernel's */
+	uint64_t sig_hasinfo; /* (a) sig_pending bits with siginfo[] */
+	struct dp_siginfo siginfo[64];
+	unsigned nintr; /* (a) interruptions sent: tells an EINTR of
+			   ours from the kernel's */
 	struct dp_thread *next_live, *prev_live; /* signal.c's list */
 	int policy; /* what pthread_setschedparam was told */
 	struct sched_param param;
@@ -104,9 +113,12 @@ int ult__dropin_signals_uc(struct dp_thread *dp, void *uc);
  * (ult__dropin_after_call). */
 extern int ult__dropin_nqueued;
 void ult__dropin_queue(struct dp_thread *dp, int sig);
+/* The same with the sender's siginfo, which the handler then gets. */
+void ult__dropin_queue_info(struct dp_thread *dp, int sig,
+    const struct dp_siginfo *si);
 int ult__dropin_unqueue(struct dp_thread *dp, uint64_t bit);
 /* Call the program's action for sig (sigact.c): DP_SIG_* as above. */
-int ult__dropin_deliver(int sig, void *uc);
+int ult__dropin_deliver(struct dp_thread *dp, int sig, void *uc);
 /* The program's action for sig, as sigaction would report it. */
 void ult__dropin_action(int sig, struct sigaction *sa);
 /* dp waits for the signals of set in sigwait or sigsuspend (0: no
@@ -114,7 +126,7 @@ void ult__dropin_action(int sig, struct sigaction *sa);
 void ult__dropin_sig_wait(struct dp_thread *dp, uint64_t set);
 /* A process signal the caller took at a safe point: queued on a thread
  * that waits for it, if one does (1), else 0. */
-int ult__dropin_route(int sig);
+int ult__dropin_route(int sig, const struct dp_siginfo *si);
 /* For a wait with a mask of its own (ppoll, pselect, epoll_pwait): the
  * caller's mask becomes set (*old, the one before), what it opens runs,
  * and process signals it opens go to the caller first; 1 if a handler

@@ -222,6 +222,10 @@ static void
 tramp_on(int sig, siginfo_t *si, void *uc)
 {
 	struct ult__worker *w = ult__tls_worker;
+	struct dp_siginfo info = {.code = si->si_code,
+	    .pid = si->si_pid,
+	    .uid = si->si_uid,
+	    .value = si->si_value};
 	struct ult_thread *ut;
 	struct dp_thread *dp;
 
@@ -237,7 +241,7 @@ tramp_on(int sig, siginfo_t *si, void *uc)
 	if (ult__preempt_safe_point(uc)) {
 		/* main, or a thread in sigsuspend or sigwait for it, takes a
 		 * process signal first, as the kernel would. */
-		if (si->si_code != SI_TKILL && ult__dropin_route(sig))
+		if (si->si_code != SI_TKILL && ult__dropin_route(sig, &info))
 			return;
 		run(sig, si, uc);
 		ult__preempt_frame_fix(uc);
@@ -245,7 +249,7 @@ tramp_on(int sig, siginfo_t *si, void *uc)
 	}
 	/* In the runtime or libc: later, at a safe point.  If the thread is
 	 * about to sleep at a cancellation point, that sleep ends at once. */
-	ult__dropin_queue(dp, sig);
+	ult__dropin_queue_info(dp, sig, &info);
 	if (atomic_load(&ut->intr))
 		atomic_store(&ut->intr_pending, 1);
 	ult__preempt_owe();
@@ -261,7 +265,7 @@ tramp(int sig, siginfo_t *si, void *uc)
 }
 
 int
-ult__dropin_deliver(int sig, void *uc)
+ult__dropin_deliver(struct dp_thread *dp, int sig, void *uc)
 {
 	struct ult_thread *ut = ult__self_ut();
 	uint64_t add, old;
@@ -292,6 +296,16 @@ ult__dropin_deliver(int sig, void *uc)
 	si.si_code = SI_TKILL;
 	si.si_pid = getpid();
 	si.si_uid = getuid();
+	if (__atomic_fetch_and(&dp->sig_hasinfo, ~(1ull << (sig - 1)),
+		__ATOMIC_ACQUIRE) &
+	    (1ull << (sig - 1))) {
+		const struct dp_siginfo *d = &dp->siginfo[sig - 1];
+
+		si.si_code = d->code;
+		si.si_pid = d->pid;
+		si.si_uid = d->uid;
+		si.si_value = d->value;
+	}
 	if (uc == NULL) {
 		getcontext(&here);
 		uc = &here;

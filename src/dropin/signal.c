@@ -35,6 +35,17 @@ ult__dropin_queue(struct dp_thread *dp, int sig)
 		__atomic_add_fetch(&ult__dropin_nqueued, 1, __ATOMIC_RELAXED);
 }
 
+void
+ult__dropin_queue_info(struct dp_thread *dp, int sig,
+    const struct dp_siginfo *si)
+{
+	/* A newer one of the same signal may overwrite it: they are one. */
+	dp->siginfo[sig - 1] = *si;
+	__atomic_fetch_or(&dp->sig_hasinfo, 1ull << (sig - 1),
+	    __ATOMIC_RELEASE);
+	ult__dropin_queue(dp, sig);
+}
+
 int
 ult__dropin_unqueue(struct dp_thread *dp, uint64_t bit)
 {
@@ -63,8 +74,8 @@ ult__dropin_signals_uc(struct dp_thread *dp, void *uc)
 			return (ran);
 		bit = bits & -bits;
 		if (ult__dropin_unqueue(dp, bit))
-			ran |=
-			    ult__dropin_deliver(__builtin_ctzll(bit) + 1, uc);
+			ran |= ult__dropin_deliver(dp, __builtin_ctzll(bit) + 1,
+			    uc);
 	}
 }
 
@@ -195,14 +206,14 @@ ult__dropin_sig_kick(struct dp_thread *dp)
 }
 
 int
-ult__dropin_route(int sig)
+ult__dropin_route(int sig, const struct dp_siginfo *si)
 {
 	struct dp_thread *self = ult__dropin_self(), *to;
 
 	sc_lock();
 	to = taker(sig, 0);
 	if (to != NULL && to != self)
-		ult__dropin_queue(to, sig);
+		ult__dropin_queue_info(to, sig, si);
 	sc_unlock();
 	if (to == NULL || to == self)
 		return (0);
@@ -301,17 +312,22 @@ catch_one(const struct signalfd_siginfo *si)
 	int sig = (int)si->ssi_signo;
 	uint64_t bit = 1ull << (sig - 1);
 	struct dp_thread *to = NULL;
+	struct dp_siginfo info;
 	struct sigaction sa;
 
 	if (sig < 1 || sig > 64)
 		return (0);
+	info.code = si->ssi_code;
+	info.pid = (pid_t)si->ssi_pid;
+	info.uid = (uid_t)si->ssi_uid;
+	info.value.sival_ptr = (void *)(uintptr_t)si->ssi_ptr;
 	ult__dropin_action(sig, &sa);
 	sc_lock();
 	to = taker(sig, 1);
 	/* Queued for a waiter or a handler; a default action or an ignored
 	 * signal is the process's business, below. */
 	if (to != NULL && ((to->sigwait_set & bit) || handled(&sa)))
-		ult__dropin_queue(to, sig);
+		ult__dropin_queue_info(to, sig, &info);
 	else
 		to = NULL;
 	sc_unlock();
@@ -415,6 +431,8 @@ pthread_kill(pthread_t t, int sig)
 		if (sa.sa_handler == SIG_DFL && !blocked)
 			return (dfl_acts(sig) ? kill(getpid(), sig) : 0);
 	}
+	__atomic_fetch_and(&dp->sig_hasinfo, ~(1ull << (sig - 1)),
+	    __ATOMIC_RELAXED);
 	ult__dropin_queue(dp, sig);
 	if (dp == ult__dropin_self())
 		ult__dropin_signals(dp);

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/runtime.h"
 #include "dropin.h"
@@ -77,9 +78,21 @@ wait_sig(struct dp_thread *dp, const sigset_t *set, siginfo_t *si,
 	for (;;) {
 		ult__dropin_intr_begin();
 		if ((sig = take(dp, want)) != 0) {
+			uint64_t bit = 1ull << (sig - 1);
+
 			memset(si, 0, sizeof(*si));
 			si->si_signo = sig;
 			si->si_code = SI_TKILL;
+			si->si_pid = getpid();
+			si->si_uid = getuid();
+			if (__atomic_fetch_and(&dp->sig_hasinfo, ~bit,
+				__ATOMIC_ACQUIRE) &
+			    bit) {
+				si->si_code = dp->siginfo[sig - 1].code;
+				si->si_pid = dp->siginfo[sig - 1].pid;
+				si->si_uid = dp->siginfo[sig - 1].uid;
+				si->si_value = dp->siginfo[sig - 1].value;
+			}
 			break;
 		}
 		/* Pending for the process: the kernel's (never the

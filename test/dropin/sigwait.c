@@ -7,7 +7,8 @@
  * signal it opens has run, and so do ppoll and pselect given a mask that
  * opens it; pause returns -1/EINTR after a handler.  Threads waiting in
  * sigwait, more of them than ult-run's workers, leave the others room to
- * run.  Each
+ * run.  The handler and sigwaitinfo see the sender's siginfo (si_code,
+ * si_pid, sigqueue's value).  Each
  * waiter is a thread other than main while main and others go on.
  */
 #include <poll.h>
@@ -89,7 +90,9 @@ infowaiter(void *arg)
 	(void)arg;
 	sigemptyset(&s);
 	sigaddset(&s, SIGUSR2);
-	waited_info = sigwaitinfo(&s, &si) == SIGUSR2 && si.si_signo == SIGUSR2;
+	waited_info = sigwaitinfo(&s, &si) == SIGUSR2 &&
+	    si.si_signo == SIGUSR2 && si.si_code == SI_USER &&
+	    si.si_pid == getpid();
 	return (NULL);
 }
 
@@ -109,6 +112,28 @@ sender(void *arg)
 	(void)arg;
 	usleep(20000);
 	kill(getpid(), SIGUSR2);
+	return (NULL);
+}
+
+static atomic_int info_ok;
+
+static void
+on_usr2_info(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	atomic_store(&info_ok,
+	    sig == SIGUSR2 && si->si_code == SI_QUEUE &&
+		si->si_pid == getpid() && si->si_value.sival_int == 42);
+}
+
+static void *
+queuer(void *arg)
+{
+	union sigval v = {.sival_int = 42};
+
+	(void)arg;
+	usleep(20000);
+	sigqueue(getpid(), SIGUSR2, v);
 	return (NULL);
 }
 
@@ -240,6 +265,19 @@ main(void)
 		close(fds[0]);
 		close(fds[1]);
 	}
+
+	/* A SA_SIGINFO handler gets sigqueue's siginfo. */
+	sa.sa_handler = NULL;
+	sa.sa_sigaction = on_usr2_info;
+	sa.sa_flags = SA_SIGINFO;
+	conf_must("sigaction", sigaction(SIGUSR2, &sa, NULL));
+	conf_create(&t, NULL, queuer, NULL);
+	r = sigsuspend(&none);
+	conf_err("sigsuspend for a sigqueue", r == -1 ? errno : r, EINTR);
+	conf_long("... the handler saw SI_QUEUE, the pid and the value",
+	    atomic_load(&info_ok), 1);
+	conf_join(t);
+	sa.sa_flags = 0;
 
 	/* pause with SIGUSR1 open in main alone. */
 	sa.sa_handler = on_usr1;
