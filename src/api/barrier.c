@@ -42,6 +42,7 @@ int
 ult_barrier_wait(ult_barrier_t *b)
 {
 	struct ult__waiter w;
+	unsigned round;
 
 	if (b == NULL)
 		return (EINVAL);
@@ -59,8 +60,21 @@ ult_barrier_wait(ult_barrier_t *b)
 		ult__sync_done();
 		return (ULT_BARRIER_SERIAL_THREAD);
 	}
+	round = b->_round;
 	ult__sleepq_add(b, &w, "barrier");
-	ult__sleepq_wait(b, &w, 0);
+	/* Interrupted (only the drop-in's waits are, for a signal handler
+	 * to run): as if this thread had not arrived, unless the round has
+	 * ended since; the caller arrives again. */
+	if (ult__sleepq_wait(b, &w, 0) == EINTR) {
+		ult__sleepq_lock(b);
+		if (b->_round == round) {
+			b->_waiting--;
+			ult__sleepq_release(b);
+			ult__sync_done();
+			return (EINTR);
+		}
+		ult__sleepq_release(b);
+	}
 	ult__sync_done();
 	return (0);
 }

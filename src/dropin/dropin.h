@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <time.h>
@@ -41,6 +42,13 @@ size_t ult__dropin_default_stack(void);
  * address) never equals.
  */
 #define DP_MAGIC 0x7274687074746c75ull /* "ultpthr" */
+/* What a queued signal's sender said (its siginfo, in short). */
+struct dp_siginfo {
+	int code;
+	pid_t pid;
+	uid_t uid;
+	union sigval value;
+};
 struct dp_thread {
 	uint64_t magic;
 	ult_thread_t *_Atomic ut; /* set by the creator and the thread */
@@ -56,8 +64,13 @@ struct dp_thread {
 	int cancel_async;   /* recorded only: cancellation is deferred */
 	int exiting;
 	uint64_t sig_pending; /* (a) pthread_kill'ed signals, 1..64 */
-	unsigned nintr;	      /* (a) interruptions sent: tells an EINTR of
-				 ours from the kernel's */
+	uint64_t sigwait_set; /* signals it waits for in sigwait or
+				 sigsuspend (signal.c's lock) */
+	stack_t altstack;     /* what sigaltstack was told (sigact.c) */
+	uint64_t sig_hasinfo; /* (a) sig_pending bits with siginfo[] */
+	struct dp_siginfo siginfo[64];
+	unsigned nintr; /* (a) interruptions sent: tells an EINTR of
+			   ours from the kernel's */
 	struct dp_thread *next_live, *prev_live; /* signal.c's list */
 	int policy; /* what pthread_setschedparam was told */
 	struct sched_param param;
@@ -84,8 +97,51 @@ int ult__dropin_sched_map(int policy, const struct sched_param *sp,
  * the process's signals for the uthreads, for ever. */
 void ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live);
 void ult__dropin_catch_signals(void) __attribute__((noreturn));
-/* Deliver pthread_kill'ed signals now due (signal.c). */
-void ult__dropin_signals(struct dp_thread *dp);
+/*
+ * Deliver the signals queued on dp (the caller) that its mask lets
+ * through, each by calling the program's handler here, on the uthread's
+ * stack, at a point where the runtime holds nothing (signal.c).  Says
+ * whether a handler ran (DP_SIG_RAN) and whether one of those lacked
+ * SA_RESTART (DP_SIG_NORESTART).  uc: the interrupted context, or NULL.
+ */
+#define DP_SIG_RAN 1
+#define DP_SIG_NORESTART 2
+int ult__dropin_signals(struct dp_thread *dp);
+int ult__dropin_signals_uc(struct dp_thread *dp, void *uc);
+/* sig queued on dp, and taken off (1 if it was there): every change of
+ * sig_pending goes through these, which count the signals queued in the
+ * process, so that the calls that return from the runtime test one word
+ * (ult__dropin_after_call). */
+extern int ult__dropin_nqueued;
+void ult__dropin_queue(struct dp_thread *dp, int sig);
+/* The same with the sender's siginfo, which the handler then gets. */
+void ult__dropin_queue_info(struct dp_thread *dp, int sig,
+    const struct dp_siginfo *si);
+int ult__dropin_unqueue(struct dp_thread *dp, uint64_t bit);
+/* Call the program's action for sig (sigact.c): DP_SIG_* as above. */
+int ult__dropin_deliver(struct dp_thread *dp, int sig, void *uc);
+/* The program's action for sig, as sigaction would report it. */
+void ult__dropin_action(int sig, struct sigaction *sa);
+/* dp waits for the signals of set in sigwait or sigsuspend (0: no
+ * more); process signals in it go to dp first (signal.c). */
+void ult__dropin_sig_wait(struct dp_thread *dp, uint64_t set);
+/* A process signal the caller took at a safe point: queued on a thread
+ * that waits for it, if one does (1), else 0. */
+int ult__dropin_route(int sig, const struct dp_siginfo *si);
+/* For a wait with a mask of its own (ppoll, pselect, epoll_pwait): the
+ * caller's mask becomes set (*old, the one before), what it opens runs,
+ * and process signals it opens go to the caller first; 1 if a handler
+ * ran, and the mask is then back.  mask_out puts old back. */
+int ult__dropin_mask_in(const sigset_t *set, uint64_t *old);
+void ult__dropin_mask_out(uint64_t old);
+/* The counts of live threads blocking each signal (signal.c) follow a
+ * move of a mask from old to new. */
+void ult__dropin_mask_counted(uint64_t old, uint64_t new);
+/* The caller's mask set to m without delivering anything; the old one. */
+uint64_t ult__dropin_setmask(uint64_t m);
+/* dp's signals are due: wake it at its wait, or at its next safe point
+ * if it runs. */
+void ult__dropin_sig_kick(struct dp_thread *dp);
 
 /* Absolute time on `clock' to an ult deadline (CLOCK_MONOTONIC ns):
  * 0, or EINVAL for a malformed timespec or an unsupported clock. */
@@ -96,11 +152,22 @@ int ult__dropin_after(const struct timespec *rel, uint64_t *deadline);
 
 /* A cancellation point (thread.c): act on a pending cancel, if enabled,
  * and deliver signals queued by pthread_kill. */
-void ult__dropin_point(void);
+int ult__dropin_point(void); /* DP_SIG_* of the signals it delivered */
 /* After a wait that succeeded (took a token, a wakeup): queued signals
  * only; a cancel waits for the next point, so that nothing is lost. */
 void ult__dropin_after_wait(void);
 void ult__dropin_idle_masks(void);
+/* At the end of a call that may have been in the runtime a while (a
+ * mutex, a condition signal, sem_post, a yield): run the caller's queued
+ * signals, if the process has any. */
+static inline void
+ult__dropin_after_call(void)
+{
+	if (__builtin_expect(
+		__atomic_load_n(&ult__dropin_nqueued, __ATOMIC_RELAXED) != 0,
+		0))
+		ult__dropin_after_wait();
+}
 /*
  * Around a wait at a cancellation point: pthread_cancel and pthread_kill
  * end it early (ult__sleepq_interrupt), and the wait returns EINTR; the
@@ -112,6 +179,10 @@ void ult__dropin_intr_end(void);
 /* wait(obj, deadline) so, again after each interruption: 0 or its error. */
 int ult__dropin_wait_until(int (*wait)(void *, uint64_t), void *obj,
     uint64_t deadline);
+/* The same, but a handler that ran ends the wait with EINTR (unless
+ * restart is set and every handler that ran had SA_RESTART). */
+int ult__dropin_wait_intr(int (*wait)(void *, uint64_t), void *obj,
+    uint64_t deadline, int restart);
 /* Wake dp if it waits at a cancellation point. */
 void ult__dropin_interrupt(struct dp_thread *dp);
 
@@ -121,6 +192,9 @@ long ult__dropin_futex(uint32_t *uaddr, int op, uint32_t val,
 /* Inline futex system calls of libgomp (trap.c): set up before the
  * workers start; each worker arms itself as it starts. */
 void ult__dropin_trap_setup(void);
+
+/* ult_poll, but several descriptors wait interruptibly (pollset.c). */
+int ult__dropin_poll(struct pollfd *fds, nfds_t n, int ms);
 
 /* libc's functions for the runtime and the drop-in (real.c). */
 int ult__rt_pthread_create(pthread_t *t, const pthread_attr_t *a,

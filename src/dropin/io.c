@@ -26,31 +26,56 @@
 /*
  * A call that may wait, at a cancellation point: pthread_cancel and
  * pthread_kill interrupt the wait (the call then fails with EINTR), and
- * after the cancellation point the call is made again.  An EINTR that
- * was not ours (nintr did not move) is the program's.  A call that made
- * progress returns it, as POSIX says, and is not repeated.
+ * after the cancellation point the call is made again.  A call that made
+ * progress returns it, as POSIX says, and is not repeated.  A signal
+ * handler that ran ends the call with EINTR, unless it had SA_RESTART
+ * and the call is one the kernel restarts (WAITING, not WAITING_NR).
+ * Every EINTR in a uthread is the drop-in's: a signal that interrupts a
+ * system call of a worker finds it in libc, so it is queued on the
+ * uthread and its handler runs at the cancellation point.
  */
-#define WAITING(type, call)                                                   \
-	do {                                                                  \
-		struct dp_thread *dp_ = ult__dropin_self();                   \
-		type r_;                                                      \
-		unsigned n_;                                                  \
-                                                                              \
-		ult__dropin_up();                                             \
-		for (;;) {                                                    \
-			ult__dropin_point();                                  \
-			n_ = dp_ != NULL                                      \
-			    ? __atomic_load_n(&dp_->nintr, __ATOMIC_SEQ_CST)  \
-			    : 0;                                              \
-			ult__dropin_intr_begin();                             \
-			r_ = (call);                                          \
-			ult__dropin_intr_end();                               \
-			if (r_ >= 0 || errno != EINTR || dp_ == NULL ||       \
-			    __atomic_load_n(&dp_->nintr, __ATOMIC_SEQ_CST) == \
-				n_)                                           \
-				return (r_);                                  \
-		}                                                             \
+#define WAITING_R(type, restart, call)                                   \
+	do {                                                             \
+		struct dp_thread *dp_ = ult__dropin_self();              \
+		type r_;                                                 \
+		int ran_;                                                \
+                                                                         \
+		ult__dropin_up();                                        \
+		ult__dropin_point();                                     \
+		for (;;) {                                               \
+			ult__dropin_intr_begin();                        \
+			r_ = (call);                                     \
+			ult__dropin_intr_end();                          \
+			if (r_ >= 0 || errno != EINTR || dp_ == NULL)    \
+				return (r_);                             \
+			ran_ = ult__dropin_point();                      \
+			if ((ran_ & DP_SIG_RAN) &&                       \
+			    (!(restart) || (ran_ & DP_SIG_NORESTART))) { \
+				errno = EINTR;                           \
+				return (-1);                             \
+			}                                                \
+		}                                                        \
 	} while (0)
+/* A wait with its own signal mask, in a uthread: the mask for the
+ * wait's length (ult__dropin_mask_in), as sigsuspend has it. */
+#define WITH_MASK(mask, call)                             \
+	do {                                              \
+		uint64_t old_;                            \
+		int r_, e_;                               \
+                                                          \
+		if (ult__dropin_mask_in((mask), &old_)) { \
+			errno = EINTR;                    \
+			return (-1);                      \
+		}                                         \
+		r_ = (call);                              \
+		e_ = errno;                               \
+		ult__dropin_mask_out(old_);               \
+		errno = e_;                               \
+		return (r_);                              \
+	} while (0)
+
+#define WAITING(type, call) WAITING_R(type, 1, call)
+#define WAITING_NR(type, call) WAITING_R(type, 0, call)
 
 ssize_t
 read(int fd, void *buf, size_t n)
@@ -143,7 +168,7 @@ close(int fd)
 int
 poll(struct pollfd *fds, nfds_t n, int ms)
 {
-	WAITING(int, ult_poll(fds, n, ms));
+	WAITING_NR(int, ult__dropin_poll(fds, n, ms));
 }
 
 static int
@@ -170,13 +195,14 @@ ppoll(struct pollfd *fds, nfds_t n, const struct timespec *ts,
 		errno = EINVAL;
 		return (-1);
 	}
-	/* A mask to install for the wait is the worker's business. */
+	if (mask != NULL && ult__dropin_self() != NULL) /* signal.c */
+		WITH_MASK(mask, ppoll(fds, n, ts, NULL));
 	if (mask != NULL)
 		return (
 		    ((int (*)(struct pollfd *, nfds_t, const struct timespec *,
 			const sigset_t *))ult__dropin_next("ppoll", &slot))(fds,
 			n, ts, mask));
-	WAITING(int, ult_poll(fds, n, ts_ms(ts)));
+	WAITING_NR(int, ult__dropin_poll(fds, n, ts_ms(ts)));
 }
 
 /* select on ult_poll: the sets become pollfds and back.  The timeout
@@ -207,7 +233,7 @@ do_select(int nfds, fd_set *r, fd_set *w, fd_set *e, int ms)
 		if (ev != 0)
 			p[n++] = (struct pollfd){.fd = fd, .events = ev};
 	}
-	if ((ready = ult_poll(p, (nfds_t)n, ms)) < 0) {
+	if ((ready = ult__dropin_poll(p, (nfds_t)n, ms)) < 0) {
 		err = errno;
 		goto out;
 	}
@@ -259,7 +285,7 @@ select(int nfds, fd_set *r, fd_set *w, fd_set *e, struct timeval *tv)
 		    ((uint64_t)tv->tv_usec + 999u) / 1000u;
 		ms = v > INT32_MAX ? INT32_MAX : (int)v;
 	}
-	WAITING(int, do_select(nfds, r, w, e, ms));
+	WAITING_NR(int, do_select(nfds, r, w, e, ms));
 }
 
 int
@@ -269,6 +295,8 @@ pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
 	static void *_Atomic slot;
 
 	ENTER();
+	if (mask != NULL && ult__dropin_self() != NULL) /* signal.c */
+		WITH_MASK(mask, pselect(nfds, r, w, e, ts, NULL));
 	if (mask != NULL)
 		return (((int (*)(int, fd_set *, fd_set *, fd_set *,
 		    const struct timespec *,
@@ -279,7 +307,7 @@ pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
 		errno = EINVAL;
 		return (-1);
 	}
-	WAITING(int, do_select(nfds, r, w, e, ts_ms(ts)));
+	WAITING_NR(int, do_select(nfds, r, w, e, ts_ms(ts)));
 }
 
 /*
@@ -306,7 +334,11 @@ epoll_wait(int ep, struct epoll_event *ev, int n, int ms)
 		err = ult_wait_fd(ep, ULT_IN, deadline, &rev);
 		ult__dropin_intr_end();
 		if (err == EINTR) {
-			ult__dropin_point();
+			/* Never restarted (signal(7)). */
+			if (ult__dropin_point() & DP_SIG_RAN) {
+				errno = EINTR;
+				return (-1);
+			}
 			continue;
 		}
 		if (err == ETIMEDOUT)
@@ -327,6 +359,8 @@ epoll_pwait(int ep, struct epoll_event *ev, int n, int ms, const sigset_t *mask)
 	if (mask == NULL)
 		return (epoll_wait(ep, ev, n, ms));
 	ult__dropin_up();
+	if (ult__dropin_self() != NULL) /* signal.c */
+		WITH_MASK(mask, epoll_wait(ep, ev, n, ms));
 	return (((int (*)(int, struct epoll_event *, int, int,
 	    const sigset_t *))ult__dropin_next("epoll_pwait", &slot))(ep, ev, n,
 	    ms, mask));

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -94,6 +95,12 @@ FWD(int, clock_nanosleep,
     (clockid_t c, int fl, const struct timespec *r, struct timespec *rem),
     (c, fl, r, rem))
 FWD(int, sched_yield, (void), ())
+FWD(int, kill, (pid_t p, int s), (p, s))
+FWD(int, sigaction, (int s, const struct sigaction *a, struct sigaction *o),
+    (s, a, o))
+FWD(int, sigaltstack, (const stack_t *ss, stack_t *o), (ss, o))
+typedef void (*ult__sighandler)(int);
+FWD(ult__sighandler, signal, (int s, ult__sighandler h), (s, h))
 
 /* syscall() is variadic: forward six longs, all the kernel takes. */
 long

@@ -22,6 +22,7 @@ sched_yield(void)
 {
 	ult__dropin_up();
 	ult_yield();
+	ult__dropin_after_call();
 	return (0);
 }
 
@@ -32,14 +33,24 @@ sleep_fn(void *unused, uint64_t deadline)
 	return (ult_sleep_until(deadline));
 }
 
+/* A handler that runs ends the sleep with EINTR, SA_RESTART or not
+ * (signal(7)); rem, if not NULL, gets what was left. */
 static int
-sleep_until(uint64_t deadline)
+sleep_until(uint64_t deadline, struct timespec *rem)
 {
+	uint64_t now;
 	int err;
 
 	ult__dropin_point();
-	err = ult__dropin_wait_until(sleep_fn, NULL, deadline);
-	ult__dropin_point();
+	err = ult__dropin_wait_intr(sleep_fn, NULL, deadline, 0);
+	if (err == EINTR && rem != NULL) {
+		now = ult_now();
+		now = now < deadline ? deadline - now : 0;
+		rem->tv_sec = (time_t)(now / NS);
+		rem->tv_nsec = (long)(now % NS);
+	}
+	if (err != EINTR)
+		ult__dropin_point();
 	return (err);
 }
 
@@ -62,7 +73,7 @@ clock_nanosleep(clockid_t clock, int flags, const struct timespec *t,
 	    : ult__dropin_after(t, &deadline);
 	if (err != 0)
 		return (err);
-	return (sleep_until(deadline));
+	return (sleep_until(deadline, (flags & TIMER_ABSTIME) ? NULL : rem));
 }
 
 int
@@ -81,15 +92,22 @@ int
 usleep(useconds_t us)
 {
 	ult__dropin_up();
-	sleep_until(ult_now() + (uint64_t)us * 1000u);
+	if (sleep_until(ult_now() + (uint64_t)us * 1000u, NULL) == EINTR) {
+		errno = EINTR;
+		return (-1);
+	}
 	return (0);
 }
 
 unsigned
 sleep(unsigned s)
 {
+	struct timespec rem;
+
 	ult__dropin_up();
-	sleep_until(ult_now() + (uint64_t)s * NS);
+	/* Interrupted: the whole seconds not slept, as glibc says. */
+	if (sleep_until(ult_now() + (uint64_t)s * NS, &rem) == EINTR)
+		return ((unsigned)rem.tv_sec);
 	return (0);
 }
 

@@ -29,21 +29,65 @@ real_kill(pthread_t t, int sig)
 	    &slot))(t, sig));
 }
 
-/* Signals queued for dp, raised on its current worker, where the handler
- * runs on the uthread's own block; those it blocks stay queued until it
- * unblocks them (its pthread_sigmask calls this again). */
+int ult__dropin_nqueued;
+
 void
+ult__dropin_queue(struct dp_thread *dp, int sig)
+{
+	uint64_t bit = 1ull << (sig - 1);
+
+	if (!(__atomic_fetch_or(&dp->sig_pending, bit, __ATOMIC_ACQ_REL) & bit))
+		__atomic_add_fetch(&ult__dropin_nqueued, 1, __ATOMIC_RELAXED);
+}
+
+void
+ult__dropin_queue_info(struct dp_thread *dp, int sig,
+    const struct dp_siginfo *si)
+{
+	/* A newer one of the same signal may overwrite it: they are one. */
+	dp->siginfo[sig - 1] = *si;
+	__atomic_fetch_or(&dp->sig_hasinfo, 1ull << (sig - 1),
+	    __ATOMIC_RELEASE);
+	ult__dropin_queue(dp, sig);
+}
+
+int
+ult__dropin_unqueue(struct dp_thread *dp, uint64_t bit)
+{
+	if (!(__atomic_fetch_and(&dp->sig_pending, ~bit, __ATOMIC_ACQ_REL) &
+		bit))
+		return (0);
+	__atomic_sub_fetch(&ult__dropin_nqueued, 1, __ATOMIC_RELAXED);
+	return (1);
+}
+
+/* Signals queued for dp (the caller) that its mask lets through, one at
+ * a time: a handler's sa_mask or its own calls may change the mask. */
+int
+ult__dropin_signals_uc(struct dp_thread *dp, void *uc)
+{
+	int ran = 0;
+
+	for (;;) {
+		struct ult_thread *ut = ult__self_ut();
+		uint64_t open = ut != NULL ? ~ut->sigmask : ~(uint64_t)0;
+		uint64_t bits =
+		    __atomic_load_n(&dp->sig_pending, __ATOMIC_ACQUIRE) & open;
+		uint64_t bit;
+
+		if (bits == 0)
+			return (ran);
+		bit = bits & -bits;
+		if (ult__dropin_unqueue(dp, bit))
+			ran |= ult__dropin_deliver(dp, __builtin_ctzll(bit) + 1,
+			    uc);
+	}
+}
+
+int
 ult__dropin_signals(struct dp_thread *dp)
 {
-	struct ult_thread *ut = ult__self_ut();
-	uint64_t open = ut != NULL ? ~ut->sigmask : ~(uint64_t)0;
-	uint64_t bits =
-	    __atomic_fetch_and(&dp->sig_pending, ~open, __ATOMIC_ACQ_REL) &
-	    open;
-
-	for (int sig = 1; bits != 0; sig++, bits >>= 1)
-		if (bits & 1)
-			real_kill(ult__rt_pthread_self(), sig);
+	return (ult__dropin_signals_uc(dp, NULL));
 }
 
 /*
@@ -61,7 +105,11 @@ static struct {
 	int lock; /* a spin lock: a few stores under it */
 	int nlive;
 	int blocked[64]; /* live uthreads blocking signal i + 1 */
+	int waiting[64]; /* uthreads in sigwait or sigsuspend for it */
 	uint64_t accepted;
+	uint64_t waited; /* some uthread waits for it: the catcher takes it */
+	int nwaiters;	 /* (a) */
+	struct dp_thread *main; /* main's thread, while live */
 	struct dp_thread *list; /* live threads, by next_live */
 	int efd;		/* tells the catcher `accepted' moved */
 } sc = {.efd = -1};
@@ -76,25 +124,106 @@ sc_lock(void)
 static void
 sc_unlock(void)
 {
-	uint64_t acc = 0, one = 1;
+	uint64_t acc = 0, wt = 0, one = 1;
 	int moved;
 
-	for (int i = 0; i < 64; i++)
+	for (int i = 0; i < 64; i++) {
 		if (sc.blocked[i] < sc.nlive)
 			acc |= 1ull << i;
-	moved = acc != sc.accepted;
+		if (sc.waiting[i] > 0)
+			wt |= 1ull << i;
+	}
+	moved = acc != sc.accepted || wt != sc.waited;
 	sc.accepted = acc;
+	__atomic_store_n(&sc.waited, wt, __ATOMIC_RELEASE);
 	__atomic_store_n(&sc.lock, 0, __ATOMIC_RELEASE);
 	if (moved && sc.efd >= 0 && write(sc.efd, &one, sizeof(one)) < 0)
 		(void)0; /* saturated: the catcher looks anyway */
 }
 
 static void
-count(uint64_t mask, int d)
+count(int *n, uint64_t mask, int d)
 {
 	for (int i = 0; i < 64; i++)
 		if (mask & (1ull << i))
-			sc.blocked[i] += d;
+			n[i] += d;
+}
+
+void
+ult__dropin_sig_wait(struct dp_thread *dp, uint64_t set)
+{
+	sc_lock();
+	count(sc.waiting, dp->sigwait_set, -1);
+	__atomic_add_fetch(&sc.nwaiters, (set != 0) - (dp->sigwait_set != 0),
+	    __ATOMIC_RELAXED);
+	dp->sigwait_set = set;
+	count(sc.waiting, set, 1);
+	sc_unlock();
+}
+
+/* dp accepts the signal; with now, it can also run the handler soon:
+ * it runs, or waits where a signal ends the wait (not on a mutex, a
+ * barrier or a rwlock, where it could stay for ever). */
+static int
+accepts(struct dp_thread *dp, uint64_t bit, int now)
+{
+	ult_thread_t *u = __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE);
+
+	return (u != NULL && !(u->sigmask & bit) &&
+	    (!now || atomic_load(&u->oncpu) || atomic_load(&u->intr)));
+}
+
+/*
+ * Who takes a process signal (sc locked), as Linux chooses: the main
+ * thread if it accepts it or waits for it (the kernel tries the thread
+ * group's leader first), else a thread waiting for it in sigwait or
+ * sigsuspend; else, if any, a thread that accepts it.
+ */
+static struct dp_thread *
+taker(int sig, int any)
+{
+	uint64_t bit = 1ull << (sig - 1);
+
+	if (sc.main != NULL &&
+	    (accepts(sc.main, bit, 1) || (sc.main->sigwait_set & bit)))
+		return (sc.main);
+	for (struct dp_thread *dp = sc.list; dp != NULL; dp = dp->next_live)
+		if (dp->sigwait_set & bit)
+			return (dp);
+	for (int now = 1; any && now >= 0; now--)
+		for (struct dp_thread *dp = sc.list; dp != NULL;
+		     dp = dp->next_live)
+			if (accepts(dp, bit, now))
+				return (dp);
+	return (NULL);
+}
+
+void
+ult__dropin_sig_kick(struct dp_thread *dp)
+{
+	ult_thread_t *ut = __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE);
+
+	/* dp stays allocated while it is live: interrupting a thread that
+	 * has just ended is harmless (its record lives until joined). */
+	ult__dropin_interrupt(dp);
+	if (ut != NULL && dp != ult__dropin_self())
+		ult__preempt_kick_thread(ut);
+}
+
+int
+ult__dropin_route(int sig, const struct dp_siginfo *si)
+{
+	struct dp_thread *self = ult__dropin_self(), *to;
+
+	sc_lock();
+	to = taker(sig, 0);
+	if (to != NULL && to != self)
+		ult__dropin_queue_info(to, sig, si);
+	sc_unlock();
+	if (to == NULL || to == self)
+		return (0);
+	ult__dropin_sig_kick(to);
+	return (1);
 }
 
 void
@@ -103,7 +232,7 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 	uint64_t left = 0;
 
 	sc_lock();
-	count(mask, live ? 1 : -1);
+	count(sc.blocked, mask, live ? 1 : -1);
 	sc.nlive += live ? 1 : -1;
 	if (live) {
 		dp->next_live = sc.list;
@@ -111,6 +240,8 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 		if (sc.list != NULL)
 			sc.list->prev_live = dp;
 		sc.list = dp;
+		if (dp->is_main)
+			sc.main = dp;
 	} else {
 		if (dp->prev_live != NULL)
 			dp->prev_live->next_live = dp->next_live;
@@ -118,12 +249,29 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 			sc.list = dp->next_live;
 		if (dp->next_live != NULL)
 			dp->next_live->prev_live = dp->prev_live;
+		if (sc.main == dp)
+			sc.main = NULL;
+		/* Cancelled in sigwait or sigsuspend. */
+		count(sc.waiting, dp->sigwait_set, -1);
+		if (dp->sigwait_set != 0)
+			__atomic_sub_fetch(&sc.nwaiters, 1, __ATOMIC_RELAXED);
+		dp->sigwait_set = 0;
 		/* Queued on it by the catcher and not taken: the process
 		 * gets them back, for another thread. */
-		left =
-		    __atomic_exchange_n(&dp->sig_pending, 0, __ATOMIC_ACQ_REL);
+		left = __atomic_load_n(&dp->sig_pending, __ATOMIC_ACQUIRE);
+		for (int i = 0; i < 64; i++)
+			if ((left & (1ull << i)) &&
+			    !ult__dropin_unqueue(dp, 1ull << i))
+				left &= ~(1ull << i);
 	}
 	sc_unlock();
+	/* An ending thread takes no more signals: one its worker took now
+	 * would be queued on it and lost. */
+	if (!live && dp == ult__dropin_self()) {
+		uint64_t all = ~(uint64_t)0;
+
+		ult__sigmask_set(SIG_SETMASK, &all, NULL);
+	}
 	for (int sig = 1; left != 0; sig++, left >>= 1)
 		if (left & 1)
 			kill(getpid(), sig);
@@ -135,9 +283,15 @@ sig_mask_moved(uint64_t old, uint64_t new)
 	if (old == new)
 		return;
 	sc_lock();
-	count(old, -1);
-	count(new, 1);
+	count(sc.blocked, old, -1);
+	count(sc.blocked, new, 1);
 	sc_unlock();
+}
+
+void
+ult__dropin_mask_counted(uint64_t old, uint64_t new)
+{
+	sig_mask_moved(old, new);
 }
 
 /* A default action that ends or stops the process (not one that
@@ -149,46 +303,59 @@ dfl_acts(int sig)
 	    sig != SIGCONT);
 }
 
-static void
+static int
+handled(const struct sigaction *sa)
+{
+	return ((sa->sa_flags & SA_SIGINFO) ||
+	    (sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN));
+}
+
+/* 1 if the signal went back to pending. */
+static int
 catch_one(const struct signalfd_siginfo *si)
 {
 	int sig = (int)si->ssi_signo;
+	uint64_t bit = 1ull << (sig - 1);
 	struct dp_thread *to = NULL;
+	struct dp_siginfo info;
 	struct sigaction sa;
 
-	if (sig < 1 || sig > 64 || sigaction(sig, NULL, &sa) != 0)
-		return;
-	if (!(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_IGN)
-		return;
-	if (!(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL) {
-		if (dfl_acts(sig)) {
-			/* This thread takes it: the process ends or stops. */
-			uint64_t m =
-			    ult__os_sigmask_get() & ~(1ull << (sig - 1));
-
-			ult__os_sigmask(m);
-			raise(sig);
-			ult__os_block_async_signals();
-		}
-		return;
-	}
+	if (sig < 1 || sig > 64)
+		return (0);
+	info.code = si->ssi_code;
+	info.pid = (pid_t)si->ssi_pid;
+	info.uid = (uid_t)si->ssi_uid;
+	info.value.sival_ptr = (void *)(uintptr_t)si->ssi_ptr;
+	ult__dropin_action(sig, &sa);
 	sc_lock();
-	for (struct dp_thread *dp = sc.list; dp != NULL; dp = dp->next_live) {
-		ult_thread_t *u = __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE);
-
-		if (u != NULL && !(u->sigmask & (1ull << (sig - 1)))) {
-			to = dp;
-			break;
-		}
-	}
-	if (to != NULL)
-		__atomic_fetch_or(&to->sig_pending, 1ull << (sig - 1),
-		    __ATOMIC_RELEASE);
+	to = taker(sig, 1);
+	/* Queued for a waiter or a handler; a default action or an ignored
+	 * signal is the process's business, below. */
+	if (to != NULL && ((to->sigwait_set & bit) || handled(&sa)))
+		ult__dropin_queue_info(to, sig, &info);
+	else
+		to = NULL;
 	sc_unlock();
-	/* dp stays allocated while it is live: interrupting a thread that
-	 * has just ended is harmless (its record lives until joined). */
-	if (to != NULL)
-		ult__dropin_interrupt(to);
+	if (to != NULL) {
+		ult__dropin_sig_kick(to);
+		return (0);
+	}
+	/* Taken for a waiter that has gone, and blocked by every thread:
+	 * pending again, for the next sigwait or unblocking. */
+	if (!(__atomic_load_n(&sc.accepted, __ATOMIC_RELAXED) & bit)) {
+		kill(getpid(), sig);
+		return (1);
+	}
+	if (!(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL &&
+	    dfl_acts(sig)) {
+		/* This thread takes it: the process ends or stops. */
+		uint64_t m = ult__os_sigmask_get() & ~bit;
+
+		ult__os_sigmask(m);
+		raise(sig);
+		ult__os_block_async_signals();
+	}
+	return (0);
 }
 
 void
@@ -201,7 +368,8 @@ ult__dropin_catch_signals(void)
 	for (;;) {
 		struct pollfd p[2];
 		uint64_t want =
-		    __atomic_load_n(&sc.accepted, __ATOMIC_ACQUIRE) &
+		    (__atomic_load_n(&sc.accepted, __ATOMIC_ACQUIRE) |
+			__atomic_load_n(&sc.waited, __ATOMIC_ACQUIRE)) &
 		    ~ULT_SIGMASK_KEEP & ~(1ull << (SIGURG - 1));
 
 		if (want != acc) {
@@ -224,18 +392,21 @@ ult__dropin_catch_signals(void)
 		if (p[0].revents & POLLIN) {
 			struct signalfd_siginfo si;
 
+			/* One sent back to pending would be read again at
+			 * once: the set is brought up to date first. */
 			while (read(sfd, &si, sizeof(si)) == sizeof(si))
-				catch_one(&si);
+				if (catch_one(&si))
+					break;
 		}
 	}
 }
 
 /*
- * The signal is raised at once on the caller's worker when it is for the
- * caller, or when its action is the default (which acts on the process);
- * for another uthread with a handler, it waits for that uthread's next
- * call into the drop-in (any pthread, sleep or I/O call), and a uthread
- * blocked in one sees it when that call returns.
+ * A signal for the caller runs its handler before pthread_kill returns;
+ * one whose action is the default acts at once (on the process); one
+ * for another uthread is queued on it, which runs the handler at its next
+ * call into the drop-in, or, blocked in one, is woken for it, or, running,
+ * takes it at its next preemption safe point.
  */
 int
 pthread_kill(pthread_t t, int sig)
@@ -252,26 +423,37 @@ pthread_kill(pthread_t t, int sig)
 		return (real_kill(t, sig));
 	if (sig == 0)
 		return (0);
-	if (sigaction(sig, NULL, &sa) == 0 && !(sa.sa_flags & SA_SIGINFO)) {
+	ult__dropin_action(sig, &sa);
+	if (!(sa.sa_flags & SA_SIGINFO)) {
 		ult_thread_t *u = __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE);
 		int blocked = u != NULL && (u->sigmask & (1ull << (sig - 1)));
 
-		if (sa.sa_handler == SIG_IGN)
+		/* Blocked, it stays pending for sigwait, as in the kernel. */
+		if (sa.sa_handler == SIG_IGN && !blocked)
 			return (0);
 		/* A default action acts on the process: sent to it, the
 		 * catcher or a worker takes the action. */
 		if (sa.sa_handler == SIG_DFL && !blocked)
 			return (dfl_acts(sig) ? kill(getpid(), sig) : 0);
 	}
-	/* Queued on the thread; raised on its worker when it runs with the
-	 * signal open (at once if it is the caller). */
-	__atomic_fetch_or(&dp->sig_pending, 1ull << (sig - 1),
-	    __ATOMIC_RELEASE);
+	__atomic_fetch_and(&dp->sig_hasinfo, ~(1ull << (sig - 1)),
+	    __ATOMIC_RELAXED);
+	ult__dropin_queue(dp, sig);
 	if (dp == ult__dropin_self())
 		ult__dropin_signals(dp);
 	else
-		ult__dropin_interrupt(dp);
+		ult__dropin_sig_kick(dp);
 	return (0);
+}
+
+uint64_t
+ult__dropin_setmask(uint64_t m)
+{
+	uint64_t o;
+
+	ult__sigmask_set(SIG_SETMASK, &m, &o);
+	sig_mask_moved(o, ult__self_ut()->sigmask);
+	return (o);
 }
 
 /*

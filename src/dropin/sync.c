@@ -127,8 +127,10 @@ pthread_mutex_lock(pthread_mutex_t *pm)
 	int err;
 
 	ult__dropin_up();
-	if (__builtin_expect((err = ult_mutex_lock(&m->m)) == 0, 1))
+	if (__builtin_expect((err = ult_mutex_lock(&m->m)) == 0, 1)) {
+		ult__dropin_after_call(); /* it may have slept */
 		return (0);
+	}
 	return (relock(m, err));
 }
 
@@ -183,12 +185,17 @@ int
 pthread_mutex_unlock(pthread_mutex_t *pm)
 {
 	struct dp_mutex *m = DM(pm);
+	int err;
 
 	if (m->depth != 0 && type(m) == PTHREAD_MUTEX_RECURSIVE && owned(m)) {
 		m->depth--;
 		return (0);
 	}
-	return (ult_mutex_unlock(&m->m));
+	err = ult_mutex_unlock(&m->m);
+	/* Signals queued on a thread that waits nowhere: a call that
+	 * returns from the runtime is a safe point to run their handlers. */
+	ult__dropin_after_call();
+	return (err);
 }
 
 int
@@ -291,15 +298,23 @@ pthread_cond_timedwait(pthread_cond_t *pc, pthread_mutex_t *pm,
 int
 pthread_cond_signal(pthread_cond_t *pc)
 {
+	int err;
+
 	ult__dropin_up();
-	return (ult_cond_signal(&DC(pc)->c));
+	err = ult_cond_signal(&DC(pc)->c);
+	ult__dropin_after_call();
+	return (err);
 }
 
 int
 pthread_cond_broadcast(pthread_cond_t *pc)
 {
+	int err;
+
 	ult__dropin_up();
-	return (ult_cond_broadcast(&DC(pc)->c));
+	err = ult_cond_broadcast(&DC(pc)->c);
+	ult__dropin_after_call();
+	return (err);
 }
 
 /* Spinlocks: a holder may be switched out, so a waiter spins a little,
@@ -343,6 +358,7 @@ pthread_spin_lock(pthread_spinlock_t *s)
 			__builtin_ia32_pause();
 		}
 		ult_yield();
+		ult__dropin_after_call(); /* a spinner takes its signals */
 	}
 }
 

@@ -133,8 +133,19 @@ pthread_barrier_destroy(pthread_barrier_t *b)
 int
 pthread_barrier_wait(pthread_barrier_t *b)
 {
+	int err;
+
 	ult__dropin_up();
-	return (ult_barrier_wait(BAR(b)));
+	/* Not a cancellation point, nor ended by a signal: a handler runs,
+	 * and the thread arrives again. */
+	ult__dropin_intr_begin();
+	while ((err = ult_barrier_wait(BAR(b))) == EINTR) {
+		ult__dropin_intr_end();
+		ult__dropin_after_wait();
+		ult__dropin_intr_begin();
+	}
+	ult__dropin_intr_end();
+	return (err);
 }
 
 /*
@@ -206,7 +217,11 @@ sem_fn(void *s, uint64_t deadline)
 static int
 sem_wait_until(sem_t *s, uint64_t deadline)
 {
-	int err = ult__dropin_wait_until(sem_fn, &DS(s)->s, deadline);
+	/* A handler ends the wait with EINTR; sem_wait alone is restarted
+	 * after one with SA_RESTART, as the kernel restarts an untimed
+	 * futex wait. */
+	int err = ult__dropin_wait_intr(sem_fn, &DS(s)->s, deadline,
+	    deadline == UINT64_MAX);
 
 	if (err == 0)
 		ult__dropin_after_wait();
@@ -261,9 +276,13 @@ sem_timedwait(sem_t *s, const struct timespec *abs)
 int
 sem_post(sem_t *s)
 {
+	int err;
+
 	if (!ours(s))
 		GLIBC_SEM(sem_post, s);
-	return (posix(ult_sem_post(&DS(s)->s)));
+	err = ult_sem_post(&DS(s)->s);
+	ult__dropin_after_call();
+	return (posix(err));
 }
 
 int

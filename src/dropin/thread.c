@@ -410,21 +410,23 @@ pthread_exit(void *ret)
 
 /* Cancellation: deferred, at the points the drop-in implements. */
 
-void
+int
 ult__dropin_point(void)
 {
 	struct dp_thread *dp = self_dp;
+	int ran = 0;
 
 	if (dp == NULL)
-		return;
+		return (0);
 	if (__builtin_expect(
 		__atomic_load_n(&dp->sig_pending, __ATOMIC_RELAXED) != 0, 0))
-		ult__dropin_signals(dp);
+		ran = ult__dropin_signals(dp);
 	if (__builtin_expect(
 		__atomic_load_n(&dp->cancel_pending, __ATOMIC_ACQUIRE) != 0,
 		0) &&
 	    !dp->cancel_off && !dp->exiting)
 		leave(dp, PTHREAD_CANCELED);
+	return (ran);
 }
 
 void
@@ -459,6 +461,25 @@ ult__dropin_wait_until(int (*wait)(void *, uint64_t), void *obj,
 	while ((err = wait(obj, deadline)) == EINTR) {
 		ult__dropin_intr_end();
 		ult__dropin_point();
+		ult__dropin_intr_begin();
+	}
+	ult__dropin_intr_end();
+	return (err);
+}
+
+int
+ult__dropin_wait_intr(int (*wait)(void *, uint64_t), void *obj,
+    uint64_t deadline, int restart)
+{
+	int err, ran;
+
+	ult__dropin_intr_begin();
+	while ((err = wait(obj, deadline)) == EINTR) {
+		ult__dropin_intr_end();
+		ran = ult__dropin_point();
+		if ((ran & DP_SIG_RAN) &&
+		    (!restart || (ran & DP_SIG_NORESTART)))
+			return (EINTR);
 		ult__dropin_intr_begin();
 	}
 	ult__dropin_intr_end();

@@ -212,6 +212,88 @@ stack_room(struct ult_thread *ut, uintptr_t sp)
 	return (here - lo >= (sp - here) + SWITCH_RESERVE);
 }
 
+/*
+ * Program signals under the drop-in (DESIGN.md section 14): its handlers
+ * run only where a preemption could switch, never inside the runtime or
+ * libc; one that arrived elsewhere is queued on the uthread, and the
+ * worker owes a preemption, whose signal runs the hook here.
+ */
+int (*_Atomic ult__preempt_sig_hook)(struct ult_thread *, void *);
+
+static void
+sig_due(struct ult__worker *w, struct ult_thread *ut, void *uc, uintptr_t pc,
+    uintptr_t sp)
+{
+	int (*hook)(struct ult_thread *, void *) =
+	    ULT_LD(&ult__preempt_sig_hook);
+	int e;
+
+	if (hook == NULL || !hook(ut, NULL))
+		return;
+	if (!pc_preemptible(pc) || ULT_LD(&ut->nopreempt) != 0 ||
+	    !stack_room(ut, sp)) {
+		owe(w);
+		return;
+	}
+	e = errno;
+	hook(ut, uc);
+	ult__preempt_frame_fix(uc);
+	errno = e;
+}
+
+/* A handler that switched may have resumed on another worker: its frame
+ * would reinstall the old worker's alternate stack on this one. */
+void
+ult__preempt_frame_fix(void *ucv)
+{
+	ucontext_t *uc = ucv;
+	struct ult__worker *w = ult__worker_self();
+
+	if (w == NULL)
+		return;
+	uc->uc_stack.ss_sp = w->altstack;
+	uc->uc_stack.ss_size = w->altstack != NULL ? ULT__ALTSTACK_SIZE : 0;
+	uc->uc_stack.ss_flags = w->altstack != NULL ? 0 : SS_DISABLE;
+}
+
+int
+ult__preempt_safe_point(void *ucv)
+{
+	struct ult__worker *w = ult__tls_worker;
+	struct ult_thread *ut;
+
+	if (w == NULL || (ut = w->curthread) == &w->idle)
+		return (0);
+	/* Preemption off: no table of preemptible text, and no preemption
+	 * to take a handler later; outside the runtime is the best there is. */
+	if (ult__rt.preempt <= 0)
+		return (!((uintptr_t)__start_ult_text <= ult__uc_pc(ucv) &&
+			    ult__uc_pc(ucv) < (uintptr_t)__stop_ult_text) &&
+		    ULT_LD(&ut->nopreempt) == 0 &&
+		    stack_room(ut, ult__uc_sp(ucv)));
+	return (pc_preemptible(ult__uc_pc(ucv)) &&
+	    ULT_LD(&ut->nopreempt) == 0 && stack_room(ut, ult__uc_sp(ucv)));
+}
+
+void
+ult__preempt_owe(void)
+{
+	struct ult__worker *w = ult__tls_worker;
+
+	if (w != NULL && w->curthread != &w->idle)
+		owe(w);
+}
+
+/* ut, if it runs now, is to take the hook's signals soon. */
+void
+ult__preempt_kick_thread(struct ult_thread *ut)
+{
+	int cpu = __atomic_load_n(&ut->last_cpu, __ATOMIC_RELAXED);
+
+	if (ULT_LD(&ut->oncpu) && cpu >= 0 && cpu < ult__rt.ncpu)
+		ult__preempt_kick(cpu);
+}
+
 static void
 preempt_handle(int sig, siginfo_t *si, void *ucv)
 {
@@ -227,10 +309,14 @@ preempt_handle(int sig, siginfo_t *si, void *ucv)
 	}
 	ULT_ST(&w->kicked, 0);
 	ut = w->curthread;
-	if (ut == &w->idle || !wanted(w, &ut->td))
+	if (ut == &w->idle)
 		return;
 	pc = ult__uc_pc(uc);
 	sp = ult__uc_sp(uc);
+	if (!wanted(w, &ut->td)) {
+		sig_due(w, ut, uc, pc, sp);
+		return;
+	}
 	if (!pc_preemptible(pc) || ULT_LD(&ut->nopreempt) != 0 ||
 	    !stack_room(ut, sp)) {
 		owe(w);
@@ -252,6 +338,9 @@ preempt_handle(int sig, siginfo_t *si, void *ucv)
 	uc->uc_stack.ss_size = w->altstack != NULL ? ULT__ALTSTACK_SIZE : 0;
 	uc->uc_stack.ss_flags = w->altstack != NULL ? 0 : SS_DISABLE;
 	errno = e;
+	/* Back at the same safe point: what was queued for it meanwhile,
+	 * when nobody could kick it. */
+	sig_due(w, ut, uc, pc, sp);
 }
 
 /*

@@ -29,6 +29,14 @@ void ult__preempt_fini(void);
 void ult__preempt_kick(int cpu);
 void ult__preempt_retry(int cpu);
 void ult__preempt_switching(struct ult_thread *ut, int flags);
+/* Program signals at preemption's safe points (preempt.c; the drop-in's):
+ * the hook says, with a NULL context, whether ut has any due, and runs
+ * them given the interrupted one. */
+extern int (*_Atomic ult__preempt_sig_hook)(struct ult_thread *, void *);
+int ult__preempt_safe_point(void *uc);
+void ult__preempt_owe(void);
+void ult__preempt_kick_thread(struct ult_thread *ut);
+void ult__preempt_frame_fix(void *uc);
 extern atomic_int ult__preempt_migrate;
 extern atomic_int ult__schedctl_bound_us;
 

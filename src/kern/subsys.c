@@ -17,7 +17,8 @@ ult__subsys_configure(const struct ult__subsys *const *s, int n,
 	int err;
 
 	for (int i = 0; i < n; i++)
-		if (s[i]->configure != NULL && (err = s[i]->configure(cfg)) != 0)
+		if (s[i]->configure != NULL &&
+		    (err = s[i]->configure(cfg)) != 0)
 			return (err);
 	return (0);
 }
@@ -55,8 +56,7 @@ ult__tunable_find(const struct sched_tunable *t, const char *name)
 }
 
 const struct sched_tunable *
-ult__subsys_tunable(const struct ult__subsys *const *s, int n,
-    const char *name)
+ult__subsys_tunable(const struct ult__subsys *const *s, int n, const char *name)
 {
 	const struct sched_tunable *t;
 
