@@ -131,8 +131,8 @@ void ult__dropin_interrupt(struct dp_thread *dp);
 #define DP_GL_CEILING_MASK 0xfff80000u
 struct dp_mutex {
 	ult_mutex_t m;
-	int kind; /* glibc's __kind: PTHREAD_MUTEX_* and the bits above */
-	int rstate; /* robust: DP_ROBUST_* */
+	int kind;	/* glibc's __kind: PTHREAD_MUTEX_* and the bits above */
+	int rstate;	/* robust: DP_ROBUST_* */
 	unsigned depth; /* recursive: locks beyond the first */
 	unsigned spare2;
 	struct dp_mutex *rnext; /* robust: on its owner's list */
@@ -178,9 +178,9 @@ void ult__dropin_held_free(struct dp_thread *dp);
 /* Robust and priority-ceiling mutexes of the process (robust.c). */
 enum {
 	DP_ROBUST_OK,
-	DP_ROBUST_DEAD,	    /* its owner ended holding it */
-	DP_ROBUST_INCONS,   /* taken with EOWNERDEAD, not made consistent */
-	DP_ROBUST_NOTRECOV  /* unlocked inconsistent: unusable */
+	DP_ROBUST_DEAD,	   /* its owner ended holding it */
+	DP_ROBUST_INCONS,  /* taken with EOWNERDEAD, not made consistent */
+	DP_ROBUST_NOTRECOV /* unlocked inconsistent: unusable */
 };
 int ult__dropin_mutex_attrs(const pthread_mutexattr_t *a, int *kind);
 /* m was just taken (not relocked): 0, EOWNERDEAD or ENOTRECOVERABLE. */

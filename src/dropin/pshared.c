@@ -46,10 +46,10 @@ _Static_assert(sizeof(pthread_rwlock_t) >= 48 &&
 	sizeof(pthread_barrier_t) >= 32,
     "room for the marks");
 
-#define NEXT(name)                                                      \
-	({                                                              \
-		static void *_Atomic slot_;                             \
-		((__typeof__(&name))ult__dropin_next(#name, &slot_));   \
+#define NEXT(name)                                                    \
+	({                                                            \
+		static void *_Atomic slot_;                           \
+		((__typeof__(&name))ult__dropin_next(#name, &slot_)); \
 	})
 
 /* The locks a thread holds, glibc's layout (dp->held). */
@@ -262,7 +262,8 @@ ult__dropin_ps_mutex_lock(pthread_mutex_t *m, int try, clockid_t clock,
 	}
 	for (;;) {
 		pin(1);
-		err = worker_mate_holds(m) ? EBUSY : NEXT(pthread_mutex_trylock)(m);
+		err = worker_mate_holds(m) ? EBUSY
+					   : NEXT(pthread_mutex_trylock)(m);
 		pin(0);
 		if (err == 0 || err == EOWNERDEAD) {
 			if (held_add(dp, m, HELD_MUTEX) != 0) {
@@ -274,8 +275,8 @@ ult__dropin_ps_mutex_lock(pthread_mutex_t *m, int try, clockid_t clock,
 		if (err != EBUSY || try)
 			return (err);
 		if (abs != NULL && deadline == 0) {
-			if ((err = ult__dropin_deadline(clock, abs, &deadline)) !=
-			    0)
+			if ((err = ult__dropin_deadline(clock, abs,
+				 &deadline)) != 0)
 				return (err);
 			deadline = deadline ? deadline : 1;
 		}
@@ -336,8 +337,8 @@ ult__dropin_ps_mutex_destroy(pthread_mutex_t *m)
 int
 ult__dropin_ps_is_cond(const pthread_cond_t *c)
 {
-	return ((__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & 1) !=
-	    0);
+	return (
+	    (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & 1) != 0);
 }
 
 int
@@ -479,8 +480,8 @@ ult__dropin_ps_rwlock_lock(pthread_rwlock_t *rw, int write, int try,
 		if (err != EBUSY || try)
 			return (err);
 		if (abs != NULL && deadline == 0) {
-			if ((err = ult__dropin_deadline(clock, abs, &deadline)) !=
-			    0)
+			if ((err = ult__dropin_deadline(clock, abs,
+				 &deadline)) != 0)
 				return (err);
 			deadline = deadline ? deadline : 1;
 		}
@@ -593,7 +594,7 @@ ult__dropin_ps_sem_wait(sem_t *s, int try, clockid_t clock,
 	int err;
 
 	if (me() == NULL)
-		return (try ? NEXT(sem_trywait)(s)
+		return (try	      ? NEXT(sem_trywait)(s)
 			: abs != NULL ? NEXT(sem_clockwait)(s, clock, abs)
 				      : NEXT(sem_wait)(s));
 	if (!try)
@@ -607,8 +608,8 @@ ult__dropin_ps_sem_wait(sem_t *s, int try, clockid_t clock,
 		if (errno != EAGAIN || try)
 			return (-1);
 		if (abs != NULL && deadline == 0) {
-			if ((err = ult__dropin_deadline(clock, abs, &deadline)) !=
-			    0)
+			if ((err = ult__dropin_deadline(clock, abs,
+				 &deadline)) != 0)
 				return (posix(err));
 			deadline = deadline ? deadline : 1;
 		}

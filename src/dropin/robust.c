@@ -150,7 +150,7 @@ pthread_mutex_setprioceiling(pthread_mutex_t *pm, int ceiling, int *old)
 	if (!mine && (err = ult_mutex_lock(&m->m)) != 0)
 		return (err);
 	*old = (int)(((unsigned)m->kind & DP_GL_CEILING_MASK) >>
-		    DP_GL_CEILING_SHIFT);
+	    DP_GL_CEILING_SHIFT);
 	m->kind = (int)(((unsigned)m->kind & ~DP_GL_CEILING_MASK) |
 	    ((unsigned)ceiling << DP_GL_CEILING_SHIFT));
 	if (!mine)

@@ -38,14 +38,14 @@ pthread_rwlock_destroy(pthread_rwlock_t *rw)
 }
 
 /* The four lock calls, each the same forward. */
-#define RW_LOCK(op, wr, try)                                                \
-	int pthread_rwlock_##op(pthread_rwlock_t *rw)                       \
-	{                                                                   \
-		ult__dropin_up();                                           \
-		if (ult__dropin_ps_is_rwlock(rw))                           \
-			return (ult__dropin_ps_rwlock_lock(rw, wr, try,     \
-			    CLOCK_REALTIME, NULL));                         \
-		return (ult_rwlock_##op(RW(rw)));                           \
+#define RW_LOCK(op, wr, try)                                            \
+	int pthread_rwlock_##op(pthread_rwlock_t *rw)                   \
+	{                                                               \
+		ult__dropin_up();                                       \
+		if (ult__dropin_ps_is_rwlock(rw))                       \
+			return (ult__dropin_ps_rwlock_lock(rw, wr, try, \
+			    CLOCK_REALTIME, NULL));                     \
+		return (ult_rwlock_##op(RW(rw)));                       \
 	}
 RW_LOCK(rdlock, 0, 0)
 RW_LOCK(wrlock, 1, 0)

@@ -215,8 +215,8 @@ conds(void)
 	ts = conf_ts_add(conf_now(CLOCK_REALTIME), 20);
 	conf_err("cond_timedwait, nobody signals",
 	    pthread_cond_timedwait(&sh->cv, &sh->mx, &ts), ETIMEDOUT);
-	conf_err("mutex held after the timeout",
-	    pthread_mutex_unlock(&sh->mx), 0);
+	conf_err("mutex held after the timeout", pthread_mutex_unlock(&sh->mx),
+	    0);
 	conf_err("cond_signal, no waiter", pthread_cond_signal(&sh->cv), 0);
 }
 
