@@ -54,7 +54,7 @@ struct dp_thread {
 	int is_main;
 	int cancel_pending; /* (a) */
 	int cancel_off;	    /* PTHREAD_CANCEL_DISABLE in force */
-	int cancel_async;   /* recorded only: cancellation is deferred */
+	int cancel_async;   /* PTHREAD_CANCEL_ASYNCHRONOUS (async.c) */
 	int exiting;
 	uint64_t sig_pending; /* (a) pthread_kill'ed signals, 1..64 */
 	unsigned nintr;	      /* (a) interruptions sent: tells an EINTR of
@@ -115,6 +115,10 @@ void ult__dropin_intr_end(void);
 /* wait(obj, deadline) so, again after each interruption: 0 or its error. */
 int ult__dropin_wait_until(int (*wait)(void *, uint64_t), void *obj,
     uint64_t deadline);
+/* Asynchronous cancellation (async.c): act on a cancel now if the
+ * caller's type and state say so; have dp act on one soon. */
+void ult__dropin_async_now(void);
+void ult__dropin_async_cancel(struct dp_thread *dp);
 /* Wake dp if it waits at a cancellation point. */
 void ult__dropin_interrupt(struct dp_thread *dp);
 

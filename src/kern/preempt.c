@@ -106,6 +106,24 @@ ult_preempt_allow_library(const char *name)
 	return (err);
 }
 
+/*
+ * The drop-in's hook (its asynchronous cancellation, src/dropin/thread.c):
+ * due() says the running uthread has something to run at a safe point
+ * although no switch may be wanted; run() is called there, on the
+ * uthread's stack inside this handler, and need not return.  The kicker
+ * sends the signal; an unsafe point owes it, and the clock sends it again.
+ */
+int (*ult__preempt_hook_due)(void);
+void (*ult__preempt_hook_run)(void);
+
+static int
+hook_due(void)
+{
+	int (*due)(void) = ult__preempt_hook_due;
+
+	return (ULT_UNLIKELY(due != NULL) && due());
+}
+
 /* Is something pending that a switch would honour? */
 static int
 wanted(struct ult__worker *w, struct thread *td)
@@ -220,7 +238,7 @@ preempt_handle(int sig, siginfo_t *si, void *ucv)
 	}
 	ULT_ST(&w->kicked, 0);
 	ut = w->curthread;
-	if (ut == &w->idle || !wanted(w, &ut->td))
+	if (ut == &w->idle || (!wanted(w, &ut->td) && !hook_due()))
 		return;
 	pc = ult__uc_pc(uc);
 	sp = ult__uc_sp(uc);
@@ -228,6 +246,11 @@ preempt_handle(int sig, siginfo_t *si, void *ucv)
 	    !stack_room(ut, sp)) {
 		owe(w);
 		return;
+	}
+	if (hook_due()) {
+		ult__preempt_hook_run();
+		if (!wanted(w, &ut->td))
+			return;
 	}
 	if (schedctl_defers(ut)) {
 		owe(w);
@@ -238,6 +261,8 @@ preempt_handle(int sig, siginfo_t *si, void *ucv)
 	ULT_TRACE(TEV_PREEMPT, preempt, 0, ut->id, 0, 0, 0);
 	pin(ut);
 	ult__userret();
+	if (hook_due())
+		ult__preempt_hook_run();
 	/* Maybe on another worker now (ult.preempt_migrate): the frame
 	 * would reinstall the old worker's alternate stack on this one. */
 	w = ult__worker_self();

@@ -519,6 +519,8 @@ void ult__stack_cache_drain(struct ult__worker *w);
 int ult__preempt_init(void);
 void ult__preempt_fini(void);
 void ult__preempt_kick(int cpu);
+extern int (*ult__preempt_hook_due)(void);
+extern void (*ult__preempt_hook_run)(void);
 void ult__preempt_retry(int cpu);
 void ult__preempt_switching(struct ult_thread *ut, int flags);
 extern atomic_int ult__preempt_migrate;
