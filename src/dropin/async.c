@@ -13,6 +13,8 @@
  * in the handler.  Without preemption (ult.preempt 0) the cancel waits
  * for the next cancellation point, as a deferred one does.
  */
+#include <dlfcn.h>
+
 #include "kern/runtime.h"
 #include "dropin.h"
 
@@ -48,6 +50,10 @@ ult__dropin_async_cancel(struct dp_thread *dp)
 	    __atomic_load_n(&dp->cancel_off, __ATOMIC_RELAXED))
 		return;
 	if (ult__preempt_hook_run == NULL) {
+		/* glibc's unwinder lives in libgcc_s, which glibc loads on
+		 * the first unwind: here, not inside the handler (glibc's
+		 * pthread_cancel does the same before its signal). */
+		(void)dlopen("libgcc_s.so.1", RTLD_NOW);
 		ult__preempt_hook_run = run;
 		__atomic_store_n(&ult__preempt_hook_due, due, __ATOMIC_RELEASE);
 	}
