@@ -28,6 +28,7 @@
 #include <linux/futex.h>
 #include <limits.h>
 #include <semaphore.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,6 +52,11 @@ _Static_assert(sizeof(pthread_rwlock_t) >= 48 &&
 		static void *_Atomic slot_;                           \
 		((__typeof__(&name))ult__dropin_next(#name, &slot_)); \
 	})
+
+#define TID_MASK 0x3fffffffu
+#define KIND(m) ((m)->__data.__kind)
+#define TYPE(m) (KIND(m) & 3)
+#define ROBUST(m) ((KIND(m) & DP_GL_ROBUST) != 0)
 
 /* The locks a thread holds, glibc's layout (dp->held). */
 enum {
@@ -106,10 +112,20 @@ held_del(struct dp_thread *dp, struct held_ent *e)
 	*e = h->e[--h->n];
 }
 
+static void robust_dead(pthread_mutex_t *m);
+
+/* The thread ends: what the kernel does for a kernel thread's robust
+ * list, for the robust ones it holds. */
 void
 ult__dropin_held_free(struct dp_thread *dp)
 {
-	free(dp->held);
+	struct dp_held *h = dp->held;
+
+	for (int i = 0; h != NULL && i < h->n; i++)
+		if (h->e[i].what == HELD_MUTEX &&
+		    (KIND((pthread_mutex_t *)h->e[i].obj) & DP_GL_ROBUST))
+			robust_dead(h->e[i].obj);
+	free(h);
 	dp->held = NULL;
 }
 
@@ -167,10 +183,6 @@ nap(uint64_t *slice, uint64_t deadline)
 
 /* Mutexes. */
 
-#define TID_MASK 0x3fffffffu
-#define KIND(m) ((m)->__data.__kind)
-#define TYPE(m) (KIND(m) & 3)
-#define ROBUST(m) ((KIND(m) & DP_GL_ROBUST) != 0)
 
 int
 ult__dropin_ps_is_mutex(const pthread_mutex_t *m)
@@ -232,6 +244,39 @@ worker_mate_holds(pthread_mutex_t *m)
 			    (int)TID_MASK) == tid);
 	return (TYPE(m) == PTHREAD_MUTEX_RECURSIVE &&
 	    __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED) == tid);
+}
+
+/*
+ * A uthread ends holding robust mutex m.  Its descriptor's robust list
+ * (glibc's, doubly linked through the mutexes' __list, each link the
+ * address of a __next field) is nobody's in the kernel, so m is taken
+ * off it as glibc's unlock would, and marked as the kernel marks a dead
+ * owner's: FUTEX_OWNER_DIED, the waiters bit kept; one waiter is woken.
+ */
+static void
+robust_dead(pthread_mutex_t *m)
+{
+	const size_t adj = offsetof(__pthread_list_t, __next);
+	__pthread_list_t *l = &m->__data.__list, *next, *prev;
+	uint32_t *w = (uint32_t *)(void *)&m->__data.__lock;
+	uint32_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
+
+	if (l->__next != NULL && l->__prev != NULL) {
+		next = (__pthread_list_t *)(((uintptr_t)l->__next &
+						~(uintptr_t)1) -
+		    adj);
+		prev = (__pthread_list_t *)(((uintptr_t)l->__prev &
+						~(uintptr_t)1) -
+		    adj);
+		next->__prev = l->__prev;
+		prev->__next = l->__next;
+		l->__prev = l->__next = NULL;
+	}
+	while (!__atomic_compare_exchange_n(w, &v,
+	    (v & FUTEX_WAITERS) | FUTEX_OWNER_DIED, 0, __ATOMIC_RELEASE,
+	    __ATOMIC_RELAXED))
+		;
+	ult__dropin_futex(w, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
 
 int

@@ -322,6 +322,25 @@ sems(void)
 	    ETIMEDOUT);
 }
 
+/* A thread that ends holding the robust one. */
+static void *
+robust_fn(void *arg)
+{
+	(void)arg;
+	return ((void *)(long)pthread_mutex_lock(&sh->robust));
+}
+
+static void
+robust_thread(void)
+{
+	conf_err("robust lock by a thread that ends",
+	    in_thread(robust_fn, NULL), 0);
+	conf_err("robust lock after the owner thread ended",
+	    pthread_mutex_lock(&sh->robust), EOWNERDEAD);
+	conf_err("robust consistent", pthread_mutex_consistent(&sh->robust), 0);
+	conf_err("robust unlock", pthread_mutex_unlock(&sh->robust), 0);
+}
+
 /* Across processes: the child increments, posts, signals, and dies
  * holding the robust mutex. */
 static void
@@ -401,6 +420,7 @@ main(void)
 	barriers();
 	rwlocks();
 	sems();
+	robust_thread();
 	processes();
 	conf_err("mutex_destroy", pthread_mutex_destroy(&sh->mx), 0);
 	conf_err("cond_destroy", pthread_cond_destroy(&sh->cv), 0);
