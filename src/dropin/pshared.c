@@ -183,7 +183,6 @@ nap(uint64_t *slice, uint64_t deadline)
 
 /* Mutexes. */
 
-
 int
 ult__dropin_ps_is_mutex(const pthread_mutex_t *m)
 {
