@@ -107,7 +107,7 @@ ult_preempt_allow_library(const char *name)
 }
 
 /*
- * The drop-in's hook (its asynchronous cancellation, src/dropin/thread.c):
+ * The drop-in's hook (its asynchronous cancellation, src/dropin/async.c):
  * due() says the running uthread has something to run at a safe point
  * although no switch may be wanted; run() is called there, on the
  * uthread's stack inside this handler, and need not return.  The kicker
