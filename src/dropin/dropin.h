@@ -11,6 +11,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <semaphore.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <time.h>
@@ -61,7 +62,7 @@ struct dp_thread {
 	int is_main;
 	int cancel_pending; /* (a) */
 	int cancel_off;	    /* PTHREAD_CANCEL_DISABLE in force */
-	int cancel_async;   /* recorded only: cancellation is deferred */
+	int cancel_async;   /* PTHREAD_CANCEL_ASYNCHRONOUS (async.c) */
 	int exiting;
 	uint64_t sig_pending; /* (a) pthread_kill'ed signals, 1..64 */
 	uint64_t sigwait_set; /* signals it waits for in sigwait or
@@ -78,6 +79,8 @@ struct dp_thread {
 	ult_cond_t done_cv;
 	int done;
 	char name[16];
+	struct dp_held *held; /* pshared.c: glibc-layout locks held */
+	void *robust;	      /* robust.c: robust mutexes held */
 };
 /* The calling uthread's, or NULL in a thread that is not one. */
 struct dp_thread *ult__dropin_self(void);
@@ -183,8 +186,85 @@ int ult__dropin_wait_until(int (*wait)(void *, uint64_t), void *obj,
  * restart is set and every handler that ran had SA_RESTART). */
 int ult__dropin_wait_intr(int (*wait)(void *, uint64_t), void *obj,
     uint64_t deadline, int restart);
+/* Asynchronous cancellation (async.c): act on a cancel now if the
+ * caller's type and state say so; have dp act on one soon. */
+void ult__dropin_async_now(void);
+void ult__dropin_async_cancel(struct dp_thread *dp);
 /* Wake dp if it waits at a cancellation point. */
 void ult__dropin_interrupt(struct dp_thread *dp);
+
+/*
+ * glibc's mutex kind bits (its __kind word, where struct dp_mutex keeps
+ * its kind too): a process-shared mutex is glibc's (pshared.c); a
+ * process-private robust one is the drop-in's (robust.c), and so is one
+ * with a priority ceiling (the ceiling in glibc's bits of the kind).
+ */
+#define DP_GL_ROBUST 16
+#define DP_GL_PP 64
+#define DP_GL_PSHARED 128
+#define DP_GL_CEILING_SHIFT 19
+#define DP_GL_CEILING_MASK 0xfff80000u
+struct dp_mutex {
+	ult_mutex_t m;
+	int kind;	/* glibc's __kind: PTHREAD_MUTEX_* and the bits above */
+	int rstate;	/* robust: DP_ROBUST_* */
+	unsigned depth; /* recursive: locks beyond the first */
+	unsigned spare2;
+	struct dp_mutex *rnext; /* robust: on its owner's list */
+};
+#define DP_MUTEX_SPECIAL (DP_GL_PSHARED | DP_GL_ROBUST)
+
+/* Process-shared objects in glibc's layout (pshared.c): is it one, and
+ * the calls on one.  Mutex and rwlock calls: try, or abs (NULL: none). */
+int ult__dropin_ps_is_mutex(const pthread_mutex_t *m);
+int ult__dropin_ps_mutex_init(pthread_mutex_t *m, const pthread_mutexattr_t *a);
+int ult__dropin_ps_mutex_lock(pthread_mutex_t *m, int try, clockid_t clock,
+    const struct timespec *abs);
+int ult__dropin_ps_mutex_unlock(pthread_mutex_t *m);
+int ult__dropin_ps_mutex_consistent(pthread_mutex_t *m);
+int ult__dropin_ps_mutex_destroy(pthread_mutex_t *m);
+int ult__dropin_ps_is_cond(const pthread_cond_t *c);
+int ult__dropin_ps_cond_init(pthread_cond_t *c, const pthread_condattr_t *a);
+int ult__dropin_ps_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, int clock,
+    const struct timespec *abs);
+int ult__dropin_ps_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
+    const struct timespec *abs);
+int ult__dropin_ps_cond_wake(pthread_cond_t *c, int all);
+int ult__dropin_ps_cond_destroy(pthread_cond_t *c);
+int ult__dropin_ps_is_rwlock(const pthread_rwlock_t *rw);
+int ult__dropin_ps_rwlock_init(pthread_rwlock_t *rw,
+    const pthread_rwlockattr_t *a);
+int ult__dropin_ps_rwlock_destroy(pthread_rwlock_t *rw);
+int ult__dropin_ps_rwlock_lock(pthread_rwlock_t *rw, int write, int try,
+    clockid_t clock, const struct timespec *abs);
+int ult__dropin_ps_rwlock_unlock(pthread_rwlock_t *rw);
+int ult__dropin_ps_is_barrier(const pthread_barrier_t *b);
+int ult__dropin_ps_barrier_init(pthread_barrier_t *b,
+    const pthread_barrierattr_t *a, unsigned count);
+int ult__dropin_ps_barrier_destroy(pthread_barrier_t *b);
+int ult__dropin_ps_barrier_wait(pthread_barrier_t *b);
+/* Semaphores: POSIX's -1 and errno. */
+int ult__dropin_ps_sem_init(sem_t *s, unsigned value);
+int ult__dropin_ps_sem_wait(sem_t *s, int try, clockid_t clock,
+    const struct timespec *abs);
+int ult__dropin_ps_sem_post(sem_t *s);
+void ult__dropin_held_free(struct dp_thread *dp);
+
+/* Robust and priority-ceiling mutexes of the process (robust.c). */
+enum {
+	DP_ROBUST_OK,
+	DP_ROBUST_DEAD,	   /* its owner ended holding it */
+	DP_ROBUST_INCONS,  /* taken with EOWNERDEAD, not made consistent */
+	DP_ROBUST_NOTRECOV /* unlocked inconsistent: unusable */
+};
+int ult__dropin_mutex_attrs(const pthread_mutexattr_t *a, int *kind);
+/* m was just taken (not relocked): 0, EOWNERDEAD or ENOTRECOVERABLE. */
+int ult__dropin_robust_taken(struct dp_mutex *m);
+/* Before m's final unlock by its owner. */
+void ult__dropin_robust_release(struct dp_mutex *m);
+int ult__dropin_robust_consistent(struct dp_mutex *m);
+/* The calling thread ends (thread.c). */
+void ult__dropin_owner_exit(struct dp_thread *dp);
 
 /* syscall(SYS_futex, ...) (futex.c): the result, or -1 with errno. */
 long ult__dropin_futex(uint32_t *uaddr, int op, uint32_t val,

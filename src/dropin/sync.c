@@ -7,8 +7,9 @@
  * (PTHREAD_RECURSIVE_MUTEX_INITIALIZER_NP and the others), so that all
  * of them, and zeroed memory, are valid mutexes without an init call.
  * Priority propagation is always on (ult's mutexes lend priority), which
- * is what PTHREAD_PRIO_INHERIT asks for; robust, priority-ceiling and
- * process-shared mutexes are refused with ENOTSUP.
+ * is what PTHREAD_PRIO_INHERIT asks for.  Robust and priority-ceiling
+ * mutexes are the drop-in's too (robust.c); process-shared mutexes and
+ * condition variables are glibc's (pshared.c).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -18,14 +19,6 @@
 #include "dropin.h"
 #include "api/sync.h"
 
-struct dp_mutex {
-	ult_mutex_t m;
-	int kind; /* glibc's __kind: PTHREAD_MUTEX_* */
-	int spare;
-	unsigned depth; /* recursive: locks beyond the first */
-	unsigned spare2;
-	uint64_t spare3;
-};
 _Static_assert(sizeof(struct dp_mutex) == sizeof(pthread_mutex_t),
     "pthread_mutex_t size");
 _Static_assert(offsetof(struct dp_mutex, kind) ==
@@ -39,6 +32,11 @@ struct dp_cond {
 };
 _Static_assert(sizeof(struct dp_cond) == sizeof(pthread_cond_t),
     "pthread_cond_t size");
+/* glibc's __wrefs, whose bit 0 marks its process-shared ones, is spare
+ * in the drop-in's own (pshared.c). */
+_Static_assert(offsetof(pthread_cond_t, __data.__wrefs) >=
+	offsetof(struct dp_cond, spare),
+    "pthread_cond_t __wrefs");
 
 #define DM(m) ((struct dp_mutex *)(void *)(m))
 #define DC(c) ((struct dp_cond *)(void *)(c))
@@ -55,24 +53,29 @@ owned(struct dp_mutex *m)
 	return (ult__mutex_owned(&m->m, ult__sync_self_id()));
 }
 
+/* m has just been taken: a robust one may say more. */
+static int
+taken(struct dp_mutex *m)
+{
+	if (__builtin_expect(m->kind & DP_GL_ROBUST, 0))
+		return (ult__dropin_robust_taken(m));
+	return (0);
+}
+
+#define PSHARED(m) __builtin_expect(((m)->kind & DP_GL_PSHARED) != 0, 0)
+
 int
 pthread_mutex_init(pthread_mutex_t *pm, const pthread_mutexattr_t *a)
 {
 	struct dp_mutex *m = DM(pm);
-	int t = PTHREAD_MUTEX_DEFAULT, v;
+	int t, v, err;
 
 	ult__dropin_up();
-	if (a != NULL) {
-		if (pthread_mutexattr_gettype(a, &t) != 0)
-			return (EINVAL);
-		if ((pthread_mutexattr_getrobust(a, &v) == 0 &&
-			v != PTHREAD_MUTEX_STALLED) ||
-		    (pthread_mutexattr_getprotocol(a, &v) == 0 &&
-			v == PTHREAD_PRIO_PROTECT) ||
-		    (pthread_mutexattr_getpshared(a, &v) == 0 &&
-			v != PTHREAD_PROCESS_PRIVATE))
-			return (ENOTSUP);
-	}
+	if (a != NULL && pthread_mutexattr_getpshared(a, &v) == 0 &&
+	    v != PTHREAD_PROCESS_PRIVATE)
+		return (ult__dropin_ps_mutex_init(pm, a));
+	if ((err = ult__dropin_mutex_attrs(a, &t)) != 0)
+		return (err);
 	memset(m, 0, sizeof(*m));
 	ult_mutex_init(&m->m);
 	m->kind = t;
@@ -82,6 +85,8 @@ pthread_mutex_init(pthread_mutex_t *pm, const pthread_mutexattr_t *a)
 int
 pthread_mutex_destroy(pthread_mutex_t *pm)
 {
+	if (PSHARED(DM(pm)))
+		return (ult__dropin_ps_mutex_destroy(pm));
 	return (ult_mutex_destroy(&DM(pm)->m));
 }
 
@@ -127,9 +132,12 @@ pthread_mutex_lock(pthread_mutex_t *pm)
 	int err;
 
 	ult__dropin_up();
+	if (PSHARED(m))
+		return (ult__dropin_ps_mutex_lock(pm, 0, CLOCK_REALTIME, NULL));
 	if (__builtin_expect((err = ult_mutex_lock(&m->m)) == 0, 1)) {
+		err = taken(m);
 		ult__dropin_after_call(); /* it may have slept */
-		return (0);
+		return (err);
 	}
 	return (relock(m, err));
 }
@@ -141,8 +149,10 @@ pthread_mutex_trylock(pthread_mutex_t *pm)
 	int err;
 
 	ult__dropin_up();
+	if (PSHARED(m))
+		return (ult__dropin_ps_mutex_lock(pm, 1, CLOCK_REALTIME, NULL));
 	if ((err = ult_mutex_trylock(&m->m)) == 0)
-		return (0);
+		return (taken(m));
 	if (err == EBUSY && type(m) == PTHREAD_MUTEX_RECURSIVE && owned(m))
 		return (relock(m, EDEADLK));
 	return (err);
@@ -157,9 +167,11 @@ pthread_mutex_clocklock(pthread_mutex_t *pm, clockid_t clock,
 	int err;
 
 	ult__dropin_up();
+	if (PSHARED(m))
+		return (ult__dropin_ps_mutex_lock(pm, 0, clock, abs));
 	/* POSIX: no check of the time when the mutex is free. */
 	if ((err = ult_mutex_trylock(&m->m)) == 0)
-		return (0);
+		return (taken(m));
 	if (owned(m) && type(m) != PTHREAD_MUTEX_NORMAL &&
 	    type(m) != PTHREAD_MUTEX_ADAPTIVE_NP)
 		return (relock(m, EDEADLK));
@@ -172,7 +184,9 @@ pthread_mutex_clocklock(pthread_mutex_t *pm, clockid_t clock,
 			;
 		return (ETIMEDOUT);
 	}
-	return (relock(m, ult_mutex_timedlock(&m->m, deadline)));
+	if ((err = ult_mutex_timedlock(&m->m, deadline)) == 0)
+		return (taken(m));
+	return (relock(m, err));
 }
 
 int
@@ -187,10 +201,14 @@ pthread_mutex_unlock(pthread_mutex_t *pm)
 	struct dp_mutex *m = DM(pm);
 	int err;
 
+	if (PSHARED(m))
+		return (ult__dropin_ps_mutex_unlock(pm));
 	if (m->depth != 0 && type(m) == PTHREAD_MUTEX_RECURSIVE && owned(m)) {
 		m->depth--;
 		return (0);
 	}
+	if (__builtin_expect(m->kind & DP_GL_ROBUST, 0) && owned(m))
+		ult__dropin_robust_release(m);
 	err = ult_mutex_unlock(&m->m);
 	/* Signals queued on a thread that waits nowhere: a call that
 	 * returns from the runtime is a safe point to run their handlers. */
@@ -201,8 +219,9 @@ pthread_mutex_unlock(pthread_mutex_t *pm)
 int
 pthread_mutex_consistent(pthread_mutex_t *pm)
 {
-	(void)pm;
-	return (EINVAL); /* no robust mutexes */
+	if (PSHARED(DM(pm)))
+		return (ult__dropin_ps_mutex_consistent(pm));
+	return (ult__dropin_robust_consistent(DM(pm)));
 }
 
 /* Condition variables. */
@@ -220,7 +239,7 @@ pthread_cond_init(pthread_cond_t *pc, const pthread_condattr_t *a)
 			return (EINVAL);
 		if (pthread_condattr_getpshared(a, &v) == 0 &&
 		    v != PTHREAD_PROCESS_PRIVATE)
-			return (ENOTSUP);
+			return (ult__dropin_ps_cond_init(pc, a));
 	}
 	memset(c, 0, sizeof(*c));
 	ult_cond_init(&c->c);
@@ -231,6 +250,8 @@ pthread_cond_init(pthread_cond_t *pc, const pthread_condattr_t *a)
 int
 pthread_cond_destroy(pthread_cond_t *pc)
 {
+	if (ult__dropin_ps_is_cond(pc))
+		return (ult__dropin_ps_cond_destroy(pc));
 	return (ult_cond_destroy(&DC(pc)->c));
 }
 
@@ -270,6 +291,10 @@ int
 pthread_cond_wait(pthread_cond_t *pc, pthread_mutex_t *pm)
 {
 	ult__dropin_up();
+	if (ult__dropin_ps_is_cond(pc) || PSHARED(DM(pm)))
+		return (ult__dropin_ps_is_cond(pc)
+			? ult__dropin_ps_cond_wait(pc, pm, 0, NULL)
+			: EINVAL);
 	return (wait(DC(pc), DM(pm), UINT64_MAX));
 }
 
@@ -281,6 +306,10 @@ pthread_cond_clockwait(pthread_cond_t *pc, pthread_mutex_t *pm, clockid_t clock,
 	int err;
 
 	ult__dropin_up();
+	if (ult__dropin_ps_is_cond(pc) || PSHARED(DM(pm)))
+		return (ult__dropin_ps_is_cond(pc)
+			? ult__dropin_ps_cond_wait(pc, pm, clock, abs)
+			: EINVAL);
 	if ((err = ult__dropin_deadline(clock, abs, &deadline)) != 0)
 		return (err);
 	if (deadline == UINT64_MAX)
@@ -292,6 +321,8 @@ int
 pthread_cond_timedwait(pthread_cond_t *pc, pthread_mutex_t *pm,
     const struct timespec *abs)
 {
+	if (ult__dropin_ps_is_cond(pc))
+		return (ult__dropin_ps_cond_timedwait(pc, pm, abs));
 	return (pthread_cond_clockwait(pc, pm, DC(pc)->clock, abs));
 }
 
@@ -301,6 +332,8 @@ pthread_cond_signal(pthread_cond_t *pc)
 	int err;
 
 	ult__dropin_up();
+	if (ult__dropin_ps_is_cond(pc))
+		return (ult__dropin_ps_cond_wake(pc, 0));
 	err = ult_cond_signal(&DC(pc)->c);
 	ult__dropin_after_call();
 	return (err);
@@ -312,6 +345,8 @@ pthread_cond_broadcast(pthread_cond_t *pc)
 	int err;
 
 	ult__dropin_up();
+	if (ult__dropin_ps_is_cond(pc))
+		return (ult__dropin_ps_cond_wake(pc, 1));
 	err = ult_cond_broadcast(&DC(pc)->c);
 	ult__dropin_after_call();
 	return (err);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * pthread rwlocks and barriers, and POSIX unnamed semaphores, on ult's
- * sync objects, in glibc's object sizes (DESIGN.md section 14).
+ * sync objects, in glibc's object sizes (DESIGN.md section 14).  The
+ * process-shared ones are glibc's (pshared.c).
  */
 #include <errno.h>
 #include <limits.h>
@@ -23,7 +24,7 @@ pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *a)
 	ult__dropin_up();
 	if (a != NULL && pthread_rwlockattr_getpshared(a, &v) == 0 &&
 	    v != PTHREAD_PROCESS_PRIVATE)
-		return (ENOTSUP);
+		return (ult__dropin_ps_rwlock_init(rw, a));
 	memset(rw, 0, sizeof(*rw));
 	return (ult_rwlock_init(RW(rw)));
 }
@@ -31,25 +32,32 @@ pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *a)
 int
 pthread_rwlock_destroy(pthread_rwlock_t *rw)
 {
+	if (ult__dropin_ps_is_rwlock(rw))
+		return (ult__dropin_ps_rwlock_destroy(rw));
 	return (ult_rwlock_destroy(RW(rw)));
 }
 
 /* The four lock calls, each the same forward. */
-#define RW_LOCK(op)                                   \
-	int pthread_rwlock_##op(pthread_rwlock_t *rw) \
-	{                                             \
-		ult__dropin_up();                     \
-		return (ult_rwlock_##op(RW(rw)));     \
+#define RW_LOCK(op, wr, try)                                            \
+	int pthread_rwlock_##op(pthread_rwlock_t *rw)                   \
+	{                                                               \
+		ult__dropin_up();                                       \
+		if (ult__dropin_ps_is_rwlock(rw))                       \
+			return (ult__dropin_ps_rwlock_lock(rw, wr, try, \
+			    CLOCK_REALTIME, NULL));                     \
+		return (ult_rwlock_##op(RW(rw)));                       \
 	}
-RW_LOCK(rdlock)
-RW_LOCK(wrlock)
-RW_LOCK(tryrdlock)
-RW_LOCK(trywrlock)
+RW_LOCK(rdlock, 0, 0)
+RW_LOCK(wrlock, 1, 0)
+RW_LOCK(tryrdlock, 0, 1)
+RW_LOCK(trywrlock, 1, 1)
 #undef RW_LOCK
 
 int
 pthread_rwlock_unlock(pthread_rwlock_t *rw)
 {
+	if (ult__dropin_ps_is_rwlock(rw))
+		return (ult__dropin_ps_rwlock_unlock(rw));
 	return (ult_rwlock_unlock(RW(rw)));
 }
 
@@ -63,6 +71,9 @@ rw_timed(pthread_rwlock_t *rw, int (*try)(ult_rwlock_t *), clockid_t clock,
 	int err;
 
 	ult__dropin_up();
+	if (ult__dropin_ps_is_rwlock(rw))
+		return (ult__dropin_ps_rwlock_lock(rw,
+		    try == ult_rwlock_trywrlock, 0, clock, abs));
 	if ((err = try(RW(rw))) != EBUSY)
 		return (err);
 	if ((err = ult__dropin_deadline(clock, abs, &deadline)) != 0)
@@ -118,15 +129,19 @@ pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a,
 	ult__dropin_up();
 	if (a != NULL && pthread_barrierattr_getpshared(a, &v) == 0 &&
 	    v != PTHREAD_PROCESS_PRIVATE)
-		return (ENOTSUP);
+		return (ult__dropin_ps_barrier_init(b, a, count));
 	if (count > INT_MAX)
 		return (EINVAL);
+	/* No mark of pshared.c's left from an earlier life. */
+	memset(b, 0, sizeof(*b));
 	return (ult_barrier_init(BAR(b), count));
 }
 
 int
 pthread_barrier_destroy(pthread_barrier_t *b)
 {
+	if (ult__dropin_ps_is_barrier(b))
+		return (ult__dropin_ps_barrier_destroy(b));
 	return (ult_barrier_destroy(BAR(b)));
 }
 
@@ -136,6 +151,8 @@ pthread_barrier_wait(pthread_barrier_t *b)
 	int err;
 
 	ult__dropin_up();
+	if (ult__dropin_ps_is_barrier(b))
+		return (ult__dropin_ps_barrier_wait(b));
 	/* Not a cancellation point, nor ended by a signal: a handler runs,
 	 * and the thread arrives again. */
 	ult__dropin_intr_begin();
@@ -149,9 +166,9 @@ pthread_barrier_wait(pthread_barrier_t *b)
 }
 
 /*
- * Semaphores.  sem_init marks its sem_t; one without the mark came from
- * sem_open (glibc zeroes that part) and goes to glibc, whose waits block
- * the worker, as they work across processes.
+ * Semaphores.  sem_init marks its sem_t; one without the mark is glibc's
+ * (process-shared, or from sem_open, which zeroes that part): a uthread
+ * waits on it as pshared.c says.
  */
 struct dp_sem {
 	ult_sem_t s;
@@ -188,10 +205,10 @@ int
 sem_init(sem_t *s, int pshared, unsigned value)
 {
 	ult__dropin_up();
-	if (pshared)
-		return (posix(ENOTSUP));
 	if (value > SEM_VALUE_MAX)
 		return (posix(EINVAL));
+	if (pshared)
+		return (ult__dropin_ps_sem_init(s, value));
 	memset(s, 0, sizeof(*s));
 	DS(s)->mark = SEM_MARK;
 	return (posix(ult_sem_init(&DS(s)->s, value)));
@@ -235,7 +252,7 @@ sem_wait(sem_t *s)
 {
 	ult__dropin_up();
 	if (!ours(s))
-		GLIBC_SEM(sem_wait, s);
+		return (ult__dropin_ps_sem_wait(s, 0, CLOCK_REALTIME, NULL));
 	ult__dropin_point();
 	return (sem_wait_until(s, UINT64_MAX));
 }
@@ -244,7 +261,7 @@ int
 sem_trywait(sem_t *s)
 {
 	if (!ours(s))
-		GLIBC_SEM(sem_trywait, s);
+		return (ult__dropin_ps_sem_wait(s, 1, CLOCK_REALTIME, NULL));
 	return (posix(ult_sem_trywait(&DS(s)->s)));
 }
 
@@ -256,7 +273,7 @@ sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abs)
 
 	ult__dropin_up();
 	if (!ours(s))
-		GLIBC_SEM(sem_clockwait, s, clock, abs);
+		return (ult__dropin_ps_sem_wait(s, 0, clock, abs));
 	ult__dropin_point();
 	if ((err = ult_sem_trywait(&DS(s)->s)) != EAGAIN)
 		return (posix(err));
@@ -279,7 +296,7 @@ sem_post(sem_t *s)
 	int err;
 
 	if (!ours(s))
-		GLIBC_SEM(sem_post, s);
+		return (ult__dropin_ps_sem_post(s));
 	err = ult_sem_post(&DS(s)->s);
 	ult__dropin_after_call();
 	return (posix(err));

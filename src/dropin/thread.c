@@ -72,6 +72,7 @@ unref(struct dp_thread *dp)
 static void
 finish(struct dp_thread *dp)
 {
+	ult__dropin_owner_exit(dp);
 	ult__dropin_sig_live(dp, ult__self_ut()->sigmask, 0);
 	ult_mutex_lock(&dp->done_mx);
 	dp->done = 1;
@@ -530,6 +531,10 @@ pthread_cancel(pthread_t t)
 		return (ESRCH);
 	__atomic_store_n(&dp->cancel_pending, 1, __ATOMIC_RELEASE);
 	ult__dropin_interrupt(dp);
+	if (dp != self_dp)
+		ult__dropin_async_cancel(dp);
+	else
+		ult__dropin_async_now();
 	return (0);
 }
 
@@ -549,6 +554,7 @@ pthread_setcancelstate(int state, int *old)
 		*old = dp->cancel_off ? PTHREAD_CANCEL_DISABLE
 				      : PTHREAD_CANCEL_ENABLE;
 	dp->cancel_off = state == PTHREAD_CANCEL_DISABLE;
+	ult__dropin_async_now();
 	return (0);
 }
 
@@ -569,6 +575,7 @@ pthread_setcanceltype(int type, int *old)
 		*old = dp->cancel_async ? PTHREAD_CANCEL_ASYNCHRONOUS
 					: PTHREAD_CANCEL_DEFERRED;
 	dp->cancel_async = type == PTHREAD_CANCEL_ASYNCHRONOUS;
+	ult__dropin_async_now();
 	return (0);
 }
 

@@ -113,6 +113,24 @@ ult_preempt_allow_library(const char *name)
 	return (err);
 }
 
+/*
+ * The drop-in's hook (its asynchronous cancellation, src/dropin/async.c):
+ * due() says the running uthread has something to run at a safe point
+ * although no switch may be wanted; run() is called there, on the
+ * uthread's stack inside this handler, and need not return.  The kicker
+ * sends the signal; an unsafe point owes it, and the clock sends it again.
+ */
+int (*ult__preempt_hook_due)(void);
+void (*ult__preempt_hook_run)(void);
+
+static int
+hook_due(void)
+{
+	int (*due)(void) = ult__preempt_hook_due;
+
+	return (ULT_UNLIKELY(due != NULL) && due());
+}
+
 /* Is something pending that a switch would honour? */
 static int
 wanted(struct ult__worker *w, struct thread *td)
@@ -313,7 +331,7 @@ preempt_handle(int sig, siginfo_t *si, void *ucv)
 		return;
 	pc = ult__uc_pc(uc);
 	sp = ult__uc_sp(uc);
-	if (!wanted(w, &ut->td)) {
+	if (!wanted(w, &ut->td) && !hook_due()) {
 		sig_due(w, ut, uc, pc, sp);
 		return;
 	}
@@ -321,6 +339,15 @@ preempt_handle(int sig, siginfo_t *si, void *ucv)
 	    !stack_room(ut, sp)) {
 		owe(w);
 		return;
+	}
+	/* The drop-in's asynchronous cancel (async.c) acts here, at a safe
+	 * point; it does not return when it does. */
+	if (hook_due()) {
+		ult__preempt_hook_run();
+		if (!wanted(w, &ut->td)) {
+			sig_due(w, ut, uc, pc, sp);
+			return;
+		}
 	}
 	if (schedctl_defers(ut)) {
 		owe(w);
@@ -331,6 +358,8 @@ preempt_handle(int sig, siginfo_t *si, void *ucv)
 	ULT_TRACE(TEV_PREEMPT, preempt, 0, ut->id, 0, 0, 0);
 	pin(ut);
 	ult__userret();
+	if (hook_due())
+		ult__preempt_hook_run();
 	/* Maybe on another worker now (ult.preempt_migrate): the frame
 	 * would reinstall the old worker's alternate stack on this one. */
 	w = ult__worker_self();

@@ -27,6 +27,10 @@ struct ult__preempt_part {
 int ult__preempt_init(void);
 void ult__preempt_fini(void);
 void ult__preempt_kick(int cpu);
+/* The drop-in's asynchronous cancellation (async.c): is one due for the
+ * current uthread, and act on it at a safe point (may not return). */
+extern int (*ult__preempt_hook_due)(void);
+extern void (*ult__preempt_hook_run)(void);
 void ult__preempt_retry(int cpu);
 void ult__preempt_switching(struct ult_thread *ut, int flags);
 /* Program signals at preemption's safe points (preempt.c; the drop-in's):

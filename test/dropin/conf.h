@@ -70,6 +70,10 @@ conf_errname(int e)
 		return ("ETIMEDOUT");
 	case ECANCELED:
 		return ("ECANCELED");
+	case EOWNERDEAD:
+		return ("EOWNERDEAD");
+	case ENOTRECOVERABLE:
+		return ("ENOTRECOVERABLE");
 	}
 	snprintf(conf.buf, sizeof(conf.buf), "errno %d", e);
 	return (conf.buf);
