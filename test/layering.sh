@@ -7,7 +7,8 @@
 # implements that interface for it).  Every other upward reference must
 # be listed, with its reason, in test/layering.allow; a listed one that
 # is gone fails too, so the list stays exact.  And DESIGN.md's map
-# (section 1) names every folder of src/.
+# (section 1) names every folder of src/, and the drop-in calls into the
+# runtime only what src/dropin/runtime.h lists.
 #   layering.sh BUILD_DIR SOURCE_DIR
 set -eu
 build=$1 src=$2
@@ -61,6 +62,34 @@ for d in "$src"/src/*/; do
 		status=1
 	fi
 done
+# The drop-in calls into the runtime only what src/dropin/runtime.h lists
+# (where the drop-in is built: not with sanitizers or ucontext).
+rt=$build/ult_dropin_rt.o
+if [ -f "$rt" ] && [ -d "$build/CMakeFiles/ult_pthread.dir/src/dropin" ]; then
+	for o in "$build"/CMakeFiles/ult_pthread.dir/src/dropin/*.o; do
+		[ -e "$src/src/dropin/$(basename "${o%.o}")" ] || continue
+		nm -u "$o" | awk '{ print $2 }'
+	done | sort -u >"$tmp/dropin.uses"
+	nm --defined-only "$rt" | awk '$2 ~ /^[TDBRVWC]$/ { print $3 }' |
+	    sort -u >"$tmp/rt.defs"
+	comm -12 "$tmp/dropin.uses" "$tmp/rt.defs" |
+	    grep -v '^ult_[a-z]' >"$tmp/dropin.calls" || true
+	sed -n '1,/\*\//p' "$src/src/dropin/runtime.h" |
+	    grep -o 'ult__[a-z0-9_]*' | sort -u >"$tmp/dropin.list"
+	extra=$(comm -23 "$tmp/dropin.calls" "$tmp/dropin.list")
+	stale=$(comm -13 "$tmp/dropin.calls" "$tmp/dropin.list")
+	if [ -n "$extra" ]; then
+		echo "the drop-in calls runtime symbols src/dropin/runtime.h does not list:"
+		echo "$extra" | sed 's/^/  /'
+		status=1
+	fi
+	if [ -n "$stale" ]; then
+		echo "src/dropin/runtime.h lists symbols the drop-in no longer calls:"
+		echo "$stale" | sed 's/^/  /'
+		status=1
+	fi
+	echo "drop-in -> runtime entry points: $(wc -l <"$tmp/dropin.calls")"
+fi
 new=$(comm -23 "$tmp/up" "$tmp/allow")
 gone=$(comm -13 "$tmp/up" "$tmp/allow")
 if [ -n "$new" ]; then

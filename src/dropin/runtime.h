@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * What the drop-in may call inside the runtime, beyond ult.h: the list
+ * below is exact, and test/layering.sh fails when the drop-in's objects
+ * reference a runtime symbol that is not on it (or the list names one
+ * they no longer use).  A new entry point is added here first, with the
+ * reason; the headers that declare them follow.
+ *
+ * The worker and the uthread on it (kern/worker.h, uthread.h):
+ *   ult__worker_self ult__tls_worker ult__rt ult__spawn_on
+ *   ult__worker_start_hook
+ * Sleeping and waking on sleep queues (kern/sleepq.h, waiter.h):
+ *   ult__sleepq_lock ult__sleepq_add ult__sleepq_wait ult__sleepq_signal
+ *   ult__sleepq_release ult__sleepq_interrupt ult__waiter_self
+ *   ult__sync_self_id
+ * The mutex owner test of wait morphing (api/sync.h):
+ *   ult__mutex_owned
+ * Signal masks, delivery at safe points (kern/signals.h, preempt.h,
+ * os/linux/os.h):
+ *   ult__sigmask_set ult__os_sigmask ult__os_sigmask_get
+ *   ult__os_block_async_signals ult__preempt_sig_hook
+ *   ult__preempt_safe_point ult__preempt_owe ult__preempt_kick
+ *   ult__preempt_kick_thread ult__preempt_frame_fix ult__preempt_hook_due
+ *   ult__preempt_hook_run
+ * The spin locks and their assertions (util/lock.h, util/kassert.h):
+ *   ult__mtx_lock_slow ult__mtx_self ult__assert_fail
+ */
+#ifndef ULT_DROPIN_RUNTIME_H
+#define ULT_DROPIN_RUNTIME_H
+
+#include "api/sync.h"
+#include "kern/preempt.h"
+#include "kern/runtime.h"
+#include "kern/signals.h"
+#include "kern/sleepq.h"
+#include "kern/uthread.h"
+#include "kern/waiter.h"
+#include "kern/worker.h"
+
+#endif
