@@ -16,6 +16,9 @@
 #include "../arch/x86_64/fsbase.h"
 #endif
 
+/* In fork's child, before anything else (init.c). */
+void ult__tls_fork_child(void);
+
 /* Offsets from the thread pointer of the words a switch-in refreshes. */
 struct ult__tls_off {
 	long tid;	    /* the descriptor's thread id: the worker's */

@@ -23,6 +23,9 @@ void *ult__dropin_next(const char *name, void *_Atomic *slot);
 /* Start the runtime if it is not up (any interposed entry may be first). */
 extern int ult__dropin_ready; /* the runtime is up and per-uthread TLS on */
 void ult__dropin_up_slow(void);
+/* ult__dropin_up, then wait for a start under way in another thread:
+ * 0, or EAGAIN in the thread that is starting it. */
+int ult__dropin_up_wait(void);
 static inline void
 ult__dropin_up(void)
 {
@@ -126,6 +129,19 @@ int ult__rt_sched_yield(void);
 pthread_t ult__rt_pthread_self(void);
 int ult__rt_pthread_join(pthread_t t, void **ret);
 int ult__rt_pthread_getattr_np(pthread_t t, pthread_attr_t *a);
+/*
+ * A child forked without exec (thread.c) has no runtime: its only thread,
+ * and each it creates, are glibc's, and a handle that is not a uthread's
+ * goes to libc's function, which ULT__DROPIN_LIBC names.
+ */
+extern int ult__dropin_forked;
+void ult__dropin_fork_hooks(void);
+#define ULT__DROPIN_LIBC(name, type)                    \
+	__extension__({                                 \
+		static void *_Atomic slot_;             \
+		(type) ult__dropin_next(#name, &slot_); \
+	})
+
 /* dp's uthread, once its creator or itself has stored it (thread.c). */
 ult_thread_t *ult__dropin_ut(struct dp_thread *dp);
 

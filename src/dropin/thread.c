@@ -189,17 +189,26 @@ attrs(const pthread_attr_t *a, struct ult_attr *ua, struct dp_thread *dp,
 	return (0);
 }
 
-/* A child forked (without exec) from a process running on ult has no
- * runtime (DESIGN.md section 10a): it cannot start threads. */
-static void
-forked_child(void)
-{
-	static int said;
+/*
+ * A child forked without exec has no runtime (DESIGN.md section 10a):
+ * its one kernel thread, even if it forked from a uthread, is not one
+ * there, and the threads it creates are glibc's.  The sync objects work
+ * for them as for any thread that is not a uthread, the sleeps and I/O
+ * are the kernel's, and calls on their handles go to libc.
+ */
+int ult__dropin_forked;
 
-	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		fprintf(stderr,
-		    "ult-run: pthread_create in a child forked from "
-		    "a threaded process: not supported, EAGAIN\n");
+static void
+fork_child(void)
+{
+	self_dp = NULL;
+	ult__dropin_forked = 1;
+}
+
+void
+ult__dropin_fork_hooks(void)
+{
+	(void)pthread_atfork(NULL, NULL, fork_child);
 }
 
 int
@@ -213,7 +222,10 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	uint64_t mask;
 	int err;
 
-	ult__dropin_up();
+	if (ult__dropin_forked)
+		return (ult__rt_pthread_create(t, a, fn, arg));
+	if ((err = ult__dropin_up_wait()) != 0)
+		return (err);
 	if ((dp = dp_new()) == NULL)
 		return (EAGAIN);
 	if ((err = attrs(a, &ua, dp, &stack)) != 0) {
@@ -242,8 +254,6 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 		__atomic_sub_fetch(&nlive, 1, __ATOMIC_RELAXED);
 		ult__dropin_sig_live(dp, mask, 0);
 		free(dp);
-		if (err == ENXIO)
-			forked_child();
 		return (err == ENOMEM || err == ENXIO ? EAGAIN : err);
 	}
 	if (!ua.detached)
@@ -329,7 +339,10 @@ pthread_tryjoin_np(pthread_t t, void **ret)
 	struct dp_thread *dp = ult__dropin_of(t);
 
 	if (dp == NULL)
-		return (ESRCH);
+		return (ult__dropin_forked
+			? ULT__DROPIN_LIBC(pthread_tryjoin_np,
+			      int (*)(pthread_t, void **))(t, ret)
+			: ESRCH);
 	if (dp == self_dp)
 		return (EDEADLK);
 	if (!__atomic_load_n(&dp->done, __ATOMIC_ACQUIRE))
@@ -347,7 +360,11 @@ pthread_clockjoin_np(pthread_t t, void **ret, clockid_t clock,
 
 	ult__dropin_point();
 	if (dp == NULL)
-		return (ESRCH);
+		return (ult__dropin_forked
+			? ULT__DROPIN_LIBC(pthread_clockjoin_np,
+			      int (*)(pthread_t, void **, clockid_t,
+				  const struct timespec *))(t, ret, clock, abs)
+			: ESRCH);
 	if (abs != NULL &&
 	    (err = ult__dropin_deadline(clock, abs, &deadline)) != 0)
 		return (err);
@@ -367,7 +384,9 @@ pthread_detach(pthread_t t)
 	int err;
 
 	if (dp == NULL)
-		return (ESRCH);
+		return (ult__dropin_forked ? ULT__DROPIN_LIBC(pthread_detach,
+						 int (*)(pthread_t))(t)
+					   : ESRCH);
 	if (__atomic_exchange_n(&dp->detached, 1, __ATOMIC_ACQ_REL))
 		return (EINVAL);
 	if (dp->is_main)
@@ -503,7 +522,9 @@ pthread_cancel(pthread_t t)
 	struct dp_thread *dp = ult__dropin_of(t);
 
 	if (dp == NULL)
-		return (ESRCH);
+		return (ult__dropin_forked ? ULT__DROPIN_LIBC(pthread_cancel,
+						 int (*)(pthread_t))(t)
+					   : ESRCH);
 	__atomic_store_n(&dp->cancel_pending, 1, __ATOMIC_RELEASE);
 	ult__dropin_interrupt(dp);
 	return (0);

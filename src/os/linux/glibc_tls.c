@@ -642,6 +642,18 @@ ult__glibc_tls_free(void *tp)
 }
 
 void
+ult__glibc_rseq_forget(void *tp)
+{
+	/* glibc registers max(__rseq_size, 32) bytes; the kernel wants the
+	 * same address, length and signature back. */
+	unsigned len = __rseq_size > 32 ? __rseq_size : 32;
+
+	if (off_rseq != 0)
+		(void)syscall(SYS_rseq, (char *)tp + off_rseq, len,
+		    1 /* RSEQ_FLAG_UNREGISTER */, RSEQ_SIG);
+}
+
+void
 ult__glibc_tls_malloc_words(void *tp, void **tcache, void **arena)
 {
 	*tcache = ult__glibc_tls.tcache != 0
@@ -755,6 +767,12 @@ ult__glibc_tls_reset(void *tp)
 
 void
 ult__glibc_tls_free(void *tp)
+{
+	(void)tp;
+}
+
+void
+ult__glibc_rseq_forget(void *tp)
 {
 	(void)tp;
 }
