@@ -34,6 +34,8 @@ ult__dropin_up(void)
 		ult__dropin_up_slow();
 }
 size_t ult__dropin_default_stack(void);
+size_t ult__dropin_main_stack(void);
+size_t ult__dropin_stack_guard(void); /* below each stack of ult's */
 
 /*
  * A thread of the program (thread.c).  pthread_t is its address: glibc's
@@ -53,6 +55,7 @@ struct dp_thread {
 	int _Atomic refs; /* the thread and its handle (until joined) */
 	int detached;	  /* (a) */
 	int is_main;
+	int own_stack;	    /* pthread_attr_setstack's: no guard of ult's */
 	int cancel_pending; /* (a) */
 	int cancel_off;	    /* PTHREAD_CANCEL_DISABLE in force */
 	int cancel_async;   /* recorded only: cancellation is deferred */

@@ -296,6 +296,11 @@ pthread_getattr_np(pthread_t t, pthread_attr_t *a)
 		return (err);
 	pthread_attr_setdetachstate(a,
 	    dp->detached ? PTHREAD_CREATE_DETACHED : PTHREAD_CREATE_JOINABLE);
+	/* A stack of ult's has a guard below it (Rust's threads check that
+	 * there is one); main's, like glibc's main, and the program's own
+	 * stacks report none. */
+	if (!dp->is_main && !dp->own_stack)
+		pthread_attr_setguardsize(a, ult__dropin_stack_guard());
 	if (dp->policy != SCHED_OTHER) {
 		pthread_attr_setschedpolicy(a, dp->policy);
 		pthread_attr_setschedparam(a, &dp->param);

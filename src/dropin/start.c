@@ -34,17 +34,35 @@ ult__dropin_fatal(const char *what, const char *why)
 }
 
 /* The stack a thread gets when its attributes do not say: glibc's
- * default, which is RLIMIT_STACK (8 MiB when unlimited or odd). */
+ * default, which is RLIMIT_STACK, 2 MiB when unlimited (ult's largest
+ * above that, its smallest below). */
 size_t
 ult__dropin_default_stack(void)
 {
 	struct rlimit rl;
-	size_t sz = 8u << 20;
 
-	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur >= ULT_STACK_MIN && rl.rlim_cur <= ULT_STACK_MAX)
-		sz = rl.rlim_cur;
-	return (sz);
+	if (getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return (2u << 20);
+	if (rl.rlim_cur > ULT_STACK_MAX)
+		return (ULT_STACK_MAX);
+	return (
+	    rl.rlim_cur < ULT_STACK_MIN ? ULT_STACK_MIN : (size_t)rl.rlim_cur);
+}
+
+/* main's: natively it grows up to RLIMIT_STACK, or without bound when
+ * unlimited; here as far as ult's largest stack (address space only:
+ * what is touched costs memory). */
+size_t
+ult__dropin_main_stack(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_STACK, &rl) != 0)
+		return (8u << 20);
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > ULT_STACK_MAX)
+		return (ULT_STACK_MAX);
+	return (
+	    rl.rlim_cur < ULT_STACK_MIN ? ULT_STACK_MIN : (size_t)rl.rlim_cur);
 }
 
 static void

@@ -171,8 +171,14 @@ attrs(const pthread_attr_t *a, struct ult_attr *ua, struct dp_thread *dp,
 	}
 	if (ua->stack_size < ULT_STACK_MIN)
 		ua->stack_size = ULT_STACK_MIN;
-	if (ua->stack_size > ULT_STACK_MAX)
-		return (EINVAL);
+	/* More than ult's largest: an attr never given a size reads back
+	 * glibc's default, RLIMIT_STACK, which may be more.  A stack of
+	 * the program's own cannot be made smaller. */
+	if (ua->stack_size > ULT_STACK_MAX) {
+		if (*stack != NULL)
+			return (EINVAL);
+		ua->stack_size = ULT_STACK_MAX;
+	}
 	if (pthread_attr_getdetachstate(a, &v) == 0 &&
 	    v == PTHREAD_CREATE_DETACHED)
 		ua->detached = 1;
@@ -234,6 +240,7 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	}
 	dp->fn = fn;
 	dp->arg = arg;
+	dp->own_stack = stack != NULL;
 	ua.name = dp->name;
 	if (ua.detached) {
 		dp->detached = 1;
@@ -260,6 +267,12 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 		__atomic_store_n(&dp->ut, ut, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&nthreads, 1, __ATOMIC_RELAXED);
 	return (0);
+}
+
+size_t
+ult__dropin_stack_guard(void)
+{
+	return (ult__rt.stack_guard);
 }
 
 ult_thread_t *
@@ -609,7 +622,7 @@ ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
 	dp->fn = call_main;
 	dp->is_main = 1;
 	ult_attr_init(&ua);
-	ua.stack_size = ult__dropin_default_stack();
+	ua.stack_size = ult__dropin_main_stack();
 	ua.name = "main";
 	__atomic_store_n(&main_dp, dp, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&nlive, 1, __ATOMIC_RELAXED);
@@ -617,7 +630,13 @@ ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
 	 * changed it since the runtime started). */
 	ult__rt.sigmask0 = ult__os_sigmask_get();
 	ult__dropin_sig_live(dp, ult__rt.sigmask0, 1);
-	if ((err = ult_spawn(&ut, &ua, start_main, dp)) != 0)
+	err = ult_spawn(&ut, &ua, start_main, dp);
+	/* A large RLIMIT_STACK's reservation may not fit (ulimit -v). */
+	if (err == EAGAIN && ua.stack_size > (8u << 20)) {
+		ua.stack_size = 8u << 20;
+		err = ult_spawn(&ut, &ua, start_main, dp);
+	}
+	if (err != 0)
 		ult__dropin_fatal("cannot start main as a uthread",
 		    strerror(err));
 	__atomic_add_fetch(&nthreads, 1, __ATOMIC_RELAXED);
