@@ -297,7 +297,11 @@ probe_malloc(char *tp)
 
 	if (p == NULL)
 		return;
-	if (((const size_t *)p)[-1] & NON_MAIN_ARENA)
+	/* Another allocator's block (jemalloc's) has no chunk header: the
+	 * words read here may not be mapped. */
+	if (mapped((const size_t *)p - 1, sizeof(size_t)) &&
+	    (((const size_t *)p)[-1] & NON_MAIN_ARENA) &&
+	    mapped((void *)((uintptr_t)p & ~(HEAP_MAX - 1)), sizeof(void *)))
 		heap_arena = *(void **)((uintptr_t)p & ~(HEAP_MAX - 1));
 	f(p);
 	for (long o = lo; o + 8 <= pr.libc_hi && tc == 0; o += 8) {
