@@ -70,6 +70,9 @@ print_stats(void)
 {
 	int n = ult_ncpu();
 
+	/* A forked child has no runtime to report on. */
+	if (ult__dropin_forked)
+		return;
 	fprintf(stderr, "ult-run: %s, %d workers, %lu threads created\n",
 	    ult_sched_name(), n, ult__dropin_nthreads());
 	fprintf(stderr, "ult-run: %6s %10s %8s %8s %8s %8s %7s\n", "worker",

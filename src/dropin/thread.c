@@ -526,6 +526,8 @@ ult__dropin_after_wait(void)
 void
 pthread_testcancel(void)
 {
+	if (ult__dropin_forked && self_dp == NULL)
+		ULT__DROPIN_LIBC(pthread_testcancel, void (*)(void))();
 	ult__dropin_point();
 }
 
@@ -550,6 +552,9 @@ pthread_setcancelstate(int state, int *old)
 
 	if (state != PTHREAD_CANCEL_ENABLE && state != PTHREAD_CANCEL_DISABLE)
 		return (EINVAL);
+	if (dp == NULL && ult__dropin_forked)
+		return (ULT__DROPIN_LIBC(pthread_setcancelstate,
+		    int (*)(int, int *))(state, old));
 	if (dp == NULL) {
 		if (old != NULL)
 			*old = PTHREAD_CANCEL_ENABLE;
@@ -570,6 +575,9 @@ pthread_setcanceltype(int type, int *old)
 	if (type != PTHREAD_CANCEL_DEFERRED &&
 	    type != PTHREAD_CANCEL_ASYNCHRONOUS)
 		return (EINVAL);
+	if (dp == NULL && ult__dropin_forked)
+		return (ULT__DROPIN_LIBC(pthread_setcanceltype,
+		    int (*)(int, int *))(type, old));
 	if (dp == NULL) {
 		if (old != NULL)
 			*old = PTHREAD_CANCEL_DEFERRED;

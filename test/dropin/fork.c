@@ -110,6 +110,18 @@ child_worker(void *arg)
 }
 
 static void *
+cancellable(void *arg)
+{
+	struct timespec ts = {0, 1000000};
+
+	for (;;) {
+		pthread_testcancel();
+		nanosleep(&ts, NULL);
+	}
+	return (arg);
+}
+
+static void *
 grandchild_thread(void *arg)
 {
 	return ((void *)((long)arg + 1));
@@ -156,6 +168,12 @@ child_body(void)
 	report("pthread_create detached",
 	    conf_errname(pthread_create(&d, NULL, grandchild_thread, NULL)));
 	report("pthread_detach", conf_errname(pthread_detach(d)));
+	if (pthread_create(&d, NULL, cancellable, NULL) != 0)
+		return (1);
+	report("pthread_cancel", conf_errname(pthread_cancel(d)));
+	report("joined a cancelled thread",
+	    pthread_join(d, &ret) == 0 && ret == PTHREAD_CANCELED ? "yes"
+								  : "no");
 	/* The child forks in turn; its child starts a thread too. */
 	if ((p = fork()) == 0) {
 		pthread_t g;
