@@ -139,6 +139,10 @@ int ult__rt_pthread_getattr_np(pthread_t t, pthread_attr_t *a);
  */
 extern int ult__dropin_forked;
 void ult__dropin_fork_hooks(void);
+/* In the child, the thread that forked still owns the mutexes it held as
+ * a uthread (an atfork prepare handler's, say): their owner is its id
+ * there, which this gives (0 in any other thread). */
+uintptr_t ult__dropin_fork_id(void);
 #define ULT__DROPIN_LIBC(name, type)                    \
 	__extension__({                                 \
 		static void *_Atomic slot_;             \

@@ -51,7 +51,10 @@ type(const struct dp_mutex *m)
 static int
 owned(struct dp_mutex *m)
 {
-	return (ult__mutex_owned(&m->m, ult__sync_self_id()));
+	uintptr_t fid = ult__dropin_fork_id();
+
+	return (ult__mutex_owned(&m->m, ult__sync_self_id()) ||
+	    (fid != 0 && ult__mutex_owned(&m->m, fid)));
 }
 
 int
@@ -182,12 +185,17 @@ int
 pthread_mutex_unlock(pthread_mutex_t *pm)
 {
 	struct dp_mutex *m = DM(pm);
+	uintptr_t fid;
+	int err;
 
 	if (m->depth != 0 && type(m) == PTHREAD_MUTEX_RECURSIVE && owned(m)) {
 		m->depth--;
 		return (0);
 	}
-	return (ult_mutex_unlock(&m->m));
+	if ((err = ult_mutex_unlock(&m->m)) == EPERM &&
+	    (fid = ult__dropin_fork_id()) != 0 && ult__mutex_owned(&m->m, fid))
+		err = ult__mutex_unlock_locked(&m->m, fid);
+	return (err);
 }
 
 int

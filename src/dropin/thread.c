@@ -203,12 +203,23 @@ attrs(const pthread_attr_t *a, struct ult_attr *ua, struct dp_thread *dp,
  * are the kernel's, and calls on their handles go to libc.
  */
 int ult__dropin_forked;
+/* The forking thread's sync id in the parent, in the child's thread. */
+static __thread uintptr_t fork_id;
 
 static void
 fork_child(void)
 {
+	if (self_dp != NULL)
+		fork_id =
+		    (uintptr_t)__atomic_load_n(&self_dp->ut, __ATOMIC_RELAXED);
 	self_dp = NULL;
 	ult__dropin_forked = 1;
+}
+
+uintptr_t
+ult__dropin_fork_id(void)
+{
+	return (fork_id);
 }
 
 void

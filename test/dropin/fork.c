@@ -3,7 +3,9 @@
  * threads (create, join, detach), mutexes, condition variables, sleeps
  * and signal masks; pthread_atfork handlers in POSIX's order (prepare
  * in reverse order of registration, parent and child in order); a
- * child's own fork; the exit statuses waitpid sees; system, popen,
+ * child's own fork; mutexes the forking thread holds across the fork
+ * (an atfork prepare handler's, its own), unlocked in the child; the
+ * exit statuses waitpid sees; system, popen,
  * vfork with exec and posix_spawn.  The child reports through a pipe,
  * and only main prints.
  */
@@ -75,6 +77,27 @@ chl3(void)
 	note('C');
 }
 
+/* Held across the fork: the handlers' and the forking thread's own. */
+static pthread_mutex_t am = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t held = PTHREAD_MUTEX_INITIALIZER;
+static int am_child_rc = -1;
+
+static void
+am_lock(void)
+{
+	pthread_mutex_lock(&am);
+}
+static void
+am_unlock(void)
+{
+	pthread_mutex_unlock(&am);
+}
+static void
+am_child(void)
+{
+	am_child_rc = pthread_mutex_unlock(&am);
+}
+
 /* The child's report, one line at a time, to the parent. */
 static int report_fd = -1;
 
@@ -139,6 +162,15 @@ child_body(void)
 	pid_t p;
 
 	report("atfork order in the child", log_);
+	report("atfork child handler unlocks the prepare's mutex",
+	    conf_errname(am_child_rc));
+	report("trylock of it then", conf_errname(pthread_mutex_trylock(&am)));
+	report("unlock", conf_errname(pthread_mutex_unlock(&am)));
+	report("unlock of a mutex held across the fork",
+	    conf_errname(pthread_mutex_unlock(&held)));
+	report("trylock of it then",
+	    conf_errname(pthread_mutex_trylock(&held)));
+	report("unlock", conf_errname(pthread_mutex_unlock(&held)));
 	sigemptyset(&s);
 	sigaddset(&s, SIGUSR1);
 	report("sigprocmask",
@@ -208,6 +240,7 @@ fork_from_thread(void *arg)
 		return (NULL);
 	nlog = 0;
 	memset(log_, 0, sizeof(log_));
+	pthread_mutex_lock(&held);
 	f->pid = fork();
 	if (f->pid == 0) {
 		close(fd[0]);
@@ -215,6 +248,7 @@ fork_from_thread(void *arg)
 		/* exit, not _exit: the child's atexit and stdio go too. */
 		exit(child_body());
 	}
+	pthread_mutex_unlock(&held);
 	close(fd[1]);
 	f->rfd = fd[0];
 	memcpy(f->parent_log, log_, sizeof(log_));
@@ -234,7 +268,8 @@ check_fork(void)
 	conf_must("pthread_atfork",
 	    pthread_atfork(prep1, par1, chl1) ||
 		pthread_atfork(prep2, par2, chl2) ||
-		pthread_atfork(prep3, par3, chl3));
+		pthread_atfork(prep3, par3, chl3) ||
+		pthread_atfork(am_lock, am_unlock, am_child));
 	conf_create(&t, NULL, fork_from_thread, &f);
 	conf_ok("fork from a thread", conf_join(t) == &f && f.pid > 0);
 	if (f.pid <= 0)
