@@ -11,6 +11,7 @@
 
 #include "../kern/runtime.h"
 #include "../kern/subsys.h"
+#include "../kern/tls.h"
 #include "../kern/uthread.h"
 #include "../kern/worker.h"
 #include "../obs/shm.h"
@@ -66,6 +67,7 @@ static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
 static void
 atfork_child(void)
 {
+	ult__tls_fork_child();
 	ult__tls_worker = NULL;
 	ult__tls_actcpu = -1;
 	ULT_PST(&ult__trace_on, 0); /* its flusher is the parent's */

@@ -26,6 +26,9 @@ void *ult__dropin_next(const char *name, void *_Atomic *slot);
 /* Start the runtime if it is not up (any interposed entry may be first). */
 extern int ult__dropin_ready; /* the runtime is up and per-uthread TLS on */
 void ult__dropin_up_slow(void);
+/* ult__dropin_up, then wait for a start under way in another thread:
+ * 0, or EAGAIN in the thread that is starting it. */
+int ult__dropin_up_wait(void);
 static inline void
 ult__dropin_up(void)
 {
@@ -34,6 +37,8 @@ ult__dropin_up(void)
 		ult__dropin_up_slow();
 }
 size_t ult__dropin_default_stack(void);
+size_t ult__dropin_main_stack(void);
+size_t ult__dropin_stack_guard(void); /* below each stack of ult's */
 
 /*
  * A thread of the program (thread.c).  pthread_t is its address: glibc's
@@ -60,6 +65,7 @@ struct dp_thread {
 	int _Atomic refs; /* the thread and its handle (until joined) */
 	int detached;	  /* (a) */
 	int is_main;
+	int own_stack;	    /* pthread_attr_setstack's: no guard of ult's */
 	int cancel_pending; /* (a) */
 	int cancel_off;	    /* PTHREAD_CANCEL_DISABLE in force */
 	int cancel_async;   /* PTHREAD_CANCEL_ASYNCHRONOUS (async.c) */
@@ -289,6 +295,23 @@ long ult__rt_syscall(long nr, ...);
 pthread_t ult__rt_pthread_self(void);
 int ult__rt_pthread_join(pthread_t t, void **ret);
 int ult__rt_pthread_getattr_np(pthread_t t, pthread_attr_t *a);
+/*
+ * A child forked without exec (thread.c) has no runtime: its only thread,
+ * and each it creates, are glibc's, and a handle that is not a uthread's
+ * goes to libc's function, which ULT__DROPIN_LIBC names.
+ */
+extern int ult__dropin_forked;
+void ult__dropin_fork_hooks(void);
+/* In the child, the thread that forked still owns the mutexes it held as
+ * a uthread (an atfork prepare handler's, say): their owner is its id
+ * there, which this gives (0 in any other thread). */
+uintptr_t ult__dropin_fork_id(void);
+#define ULT__DROPIN_LIBC(name, type)                    \
+	__extension__({                                 \
+		static void *_Atomic slot_;             \
+		(type) ult__dropin_next(#name, &slot_); \
+	})
+
 /* dp's uthread, once its creator or itself has stored it (thread.c). */
 ult_thread_t *ult__dropin_ut(struct dp_thread *dp);
 

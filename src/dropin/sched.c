@@ -171,7 +171,11 @@ pthread_setschedparam(pthread_t t, int policy, const struct sched_param *sp)
 	int err;
 
 	if (dp == NULL)
-		return (ESRCH);
+		return (ult__dropin_forked
+			? ULT__DROPIN_LIBC(pthread_setschedparam,
+			      int (*)(pthread_t, int,
+				  const struct sched_param *))(t, policy, sp)
+			: ESRCH);
 	ult_attr_init(&ua);
 	if ((err = ult__dropin_sched_map(policy, sp, &ua, dp)) != 0)
 		return (err);
@@ -185,7 +189,11 @@ pthread_getschedparam(pthread_t t, int *policy, struct sched_param *sp)
 	struct dp_thread *dp = named(t);
 
 	if (dp == NULL)
-		return (ESRCH);
+		return (ult__dropin_forked
+			? ULT__DROPIN_LIBC(pthread_getschedparam,
+			      int (*)(pthread_t, int *, struct sched_param *))(
+			      t, policy, sp)
+			: ESRCH);
 	*policy = dp->policy;
 	*sp = dp->param;
 	return (0);
@@ -198,7 +206,10 @@ pthread_setschedprio(pthread_t t, int prio)
 	struct sched_param sp = {.sched_priority = prio};
 
 	if (dp == NULL)
-		return (ESRCH);
+		return (ult__dropin_forked
+			? ULT__DROPIN_LIBC(pthread_setschedprio,
+			      int (*)(pthread_t, int))(t, prio)
+			: ESRCH);
 	return (pthread_setschedparam(t, dp->policy, &sp));
 }
 
@@ -262,7 +273,10 @@ pthread_setname_np(pthread_t t, const char *name)
 	struct dp_thread *dp = named(t);
 
 	if (dp == NULL)
-		return (ESRCH);
+		return (ult__dropin_forked
+			? ULT__DROPIN_LIBC(pthread_setname_np,
+			      int (*)(pthread_t, const char *))(t, name)
+			: ESRCH);
 	if (strlen(name) >= sizeof(dp->name))
 		return (ERANGE);
 	strcpy(dp->name, name);
@@ -275,7 +289,10 @@ pthread_getname_np(pthread_t t, char *buf, size_t len)
 	struct dp_thread *dp = named(t);
 
 	if (dp == NULL)
-		return (ESRCH);
+		return (ult__dropin_forked
+			? ULT__DROPIN_LIBC(pthread_getname_np,
+			      int (*)(pthread_t, char *, size_t))(t, buf, len)
+			: ESRCH);
 	if (len < strlen(dp->name) + 1)
 		return (ERANGE);
 	strcpy(buf, dp->name);
@@ -298,6 +315,11 @@ pthread_getattr_np(pthread_t t, pthread_attr_t *a)
 		return (err);
 	pthread_attr_setdetachstate(a,
 	    dp->detached ? PTHREAD_CREATE_DETACHED : PTHREAD_CREATE_JOINABLE);
+	/* A stack of ult's has a guard below it (Rust's threads check that
+	 * there is one); main's, like glibc's main, and the program's own
+	 * stacks report none. */
+	if (!dp->is_main && !dp->own_stack)
+		pthread_attr_setguardsize(a, ult__dropin_stack_guard());
 	if (dp->policy != SCHED_OTHER) {
 		pthread_attr_setschedpolicy(a, dp->policy);
 		pthread_attr_setschedparam(a, &dp->param);

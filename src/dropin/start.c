@@ -10,12 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "dropin.h"
 
 int ult__dropin_ready;
 static int _Atomic up_state; /* 0 down, 1 starting, 2 up */
+/* The kernel thread that is starting the runtime (while up_state is 1). */
+static long _Atomic starter;
 
 void
 ult__dropin_fatal(const char *what, const char *why)
@@ -23,24 +26,44 @@ ult__dropin_fatal(const char *what, const char *why)
 	/* No stdio: it may be what failed, or be locked. */
 	const char *part[] = {"ult-run: ", what, ": ", why, "\n"};
 
+	/* Not write(): that is the drop-in's stand-in. */
 	for (size_t i = 0; i < sizeof(part) / sizeof(part[0]); i++)
-		if (write(STDERR_FILENO, part[i], strlen(part[i])) < 0)
+		if (syscall(SYS_write, STDERR_FILENO, part[i],
+			strlen(part[i])) < 0)
 			break;
 	_exit(127);
 }
 
 /* The stack a thread gets when its attributes do not say: glibc's
- * default, which is RLIMIT_STACK (8 MiB when unlimited or odd). */
+ * default, which is RLIMIT_STACK, 2 MiB when unlimited (ult's largest
+ * above that, its smallest below). */
 size_t
 ult__dropin_default_stack(void)
 {
 	struct rlimit rl;
-	size_t sz = 8u << 20;
 
-	if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur >= ULT_STACK_MIN && rl.rlim_cur <= ULT_STACK_MAX)
-		sz = rl.rlim_cur;
-	return (sz);
+	if (getrlimit(RLIMIT_STACK, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+		return (2u << 20);
+	if (rl.rlim_cur > ULT_STACK_MAX)
+		return (ULT_STACK_MAX);
+	return (
+	    rl.rlim_cur < ULT_STACK_MIN ? ULT_STACK_MIN : (size_t)rl.rlim_cur);
+}
+
+/* main's: natively it grows up to RLIMIT_STACK, or without bound when
+ * unlimited; here as far as ult's largest stack (address space only:
+ * what is touched costs memory). */
+size_t
+ult__dropin_main_stack(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_STACK, &rl) != 0)
+		return (8u << 20);
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > ULT_STACK_MAX)
+		return (ULT_STACK_MAX);
+	return (
+	    rl.rlim_cur < ULT_STACK_MIN ? ULT_STACK_MIN : (size_t)rl.rlim_cur);
 }
 
 static void
@@ -48,6 +71,9 @@ print_stats(void)
 {
 	int n = ult_ncpu();
 
+	/* A forked child has no runtime to report on. */
+	if (ult__dropin_forked)
+		return;
 	fprintf(stderr, "ult-run: %s, %d workers, %lu threads created\n",
 	    ult_sched_name(), n, ult__dropin_nthreads());
 	fprintf(stderr, "ult-run: %6s %10s %8s %8s %8s %8s %7s\n", "worker",
@@ -88,11 +114,21 @@ start(void)
 				  "why)",
 		    "the program's threads would share errno and __thread "
 		    "variables; not running it");
+	ult__dropin_fork_hooks();
 	ult__dropin_ready = 1;
 	if (getenv("ULT_RUN_STATS") != NULL)
 		atexit(print_stats);
 }
 
+/*
+ * While the runtime starts, every interposed call goes through as in a
+ * thread that is not a uthread, which needs no runtime (the sync
+ * objects' foreign path, the kernel's sleeps and I/O): the start itself
+ * allocates, and a malloc that takes a pthread mutex (jemalloc's) comes
+ * back here from the starter, or from the thread that probes TLS, which
+ * the starter waits for.  Only what needs the runtime (pthread_create,
+ * main) waits for it, in ult__dropin_up_wait.
+ */
 void
 ult__dropin_up_slow(void)
 {
@@ -100,14 +136,27 @@ ult__dropin_up_slow(void)
 
 	if (__atomic_compare_exchange_n(&up_state, &s, 1, 0, __ATOMIC_ACQ_REL,
 		__ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&starter, syscall(SYS_gettid),
+		    __ATOMIC_RELAXED);
 		start();
 		__atomic_store_n(&up_state, 2, __ATOMIC_RELEASE);
-		return;
+		__atomic_store_n(&starter, 0, __ATOMIC_RELAXED);
 	}
-	/* Another thread (a library's constructor, a libc helper) is
-	 * starting it: only kernel threads get here. */
-	while (__atomic_load_n(&up_state, __ATOMIC_ACQUIRE) != 2)
+}
+
+int
+ult__dropin_up_wait(void)
+{
+	ult__dropin_up();
+	if (__atomic_load_n(&ult__dropin_ready, __ATOMIC_ACQUIRE))
+		return (0);
+	/* The starter itself (a malloc of the start creating a thread)
+	 * cannot wait for the start. */
+	if (__atomic_load_n(&starter, __ATOMIC_RELAXED) == syscall(SYS_gettid))
+		return (EAGAIN);
+	while (!__atomic_load_n(&ult__dropin_ready, __ATOMIC_ACQUIRE))
 		ult__rt_sched_yield();
+	return (0);
 }
 
 /*
@@ -121,7 +170,8 @@ static main_fn program_main;
 static int
 main_as_uthread(int argc, char **argv, char **envp)
 {
-	ult__dropin_up();
+	if (ult__dropin_up_wait() != 0)
+		ult__dropin_fatal("main", "the runtime is not up");
 	ult__dropin_run_main(program_main, argc, argv, envp);
 	/* Not reached: the main uthread exits the process. */
 	return (127);

@@ -50,7 +50,10 @@ type(const struct dp_mutex *m)
 static int
 owned(struct dp_mutex *m)
 {
-	return (ult__mutex_owned(&m->m, ult__sync_self_id()));
+	uintptr_t fid = ult__dropin_fork_id();
+
+	return (ult__mutex_owned(&m->m, ult__sync_self_id()) ||
+	    (fid != 0 && ult__mutex_owned(&m->m, fid)));
 }
 
 /* m has just been taken: a robust one may say more. */
@@ -199,6 +202,7 @@ int
 pthread_mutex_unlock(pthread_mutex_t *pm)
 {
 	struct dp_mutex *m = DM(pm);
+	uintptr_t fid;
 	int err;
 
 	if (PSHARED(m))
@@ -209,7 +213,10 @@ pthread_mutex_unlock(pthread_mutex_t *pm)
 	}
 	if (__builtin_expect(m->kind & DP_GL_ROBUST, 0) && owned(m))
 		ult__dropin_robust_release(m);
-	err = ult_mutex_unlock(&m->m);
+	/* In a fork child, the forking thread still owns what it held. */
+	if ((err = ult_mutex_unlock(&m->m)) == EPERM &&
+	    (fid = ult__dropin_fork_id()) != 0 && ult__mutex_owned(&m->m, fid))
+		err = ult__mutex_unlock_locked(&m->m, fid);
 	/* Signals queued on a thread that waits nowhere: a call that
 	 * returns from the runtime is a safe point to run their handlers. */
 	ult__dropin_after_call();

@@ -175,8 +175,14 @@ attrs(const pthread_attr_t *a, struct ult_attr *ua, struct dp_thread *dp,
 	}
 	if (ua->stack_size < ULT_STACK_MIN)
 		ua->stack_size = ULT_STACK_MIN;
-	if (ua->stack_size > ULT_STACK_MAX)
-		return (EINVAL);
+	/* More than ult's largest: an attr never given a size reads back
+	 * glibc's default, RLIMIT_STACK, which may be more.  A stack of
+	 * the program's own cannot be made smaller. */
+	if (ua->stack_size > ULT_STACK_MAX) {
+		if (*stack != NULL)
+			return (EINVAL);
+		ua->stack_size = ULT_STACK_MAX;
+	}
 	if (pthread_attr_getdetachstate(a, &v) == 0 &&
 	    v == PTHREAD_CREATE_DETACHED)
 		ua->detached = 1;
@@ -193,17 +199,37 @@ attrs(const pthread_attr_t *a, struct ult_attr *ua, struct dp_thread *dp,
 	return (0);
 }
 
-/* A child forked (without exec) from a process running on ult has no
- * runtime (DESIGN.md section 10.1): it cannot start threads. */
-static void
-forked_child(void)
-{
-	static int said;
+/*
+ * A child forked without exec has no runtime (DESIGN.md section 10.1):
+ * its one kernel thread, even if it forked from a uthread, is not one
+ * there, and the threads it creates are glibc's.  The sync objects work
+ * for them as for any thread that is not a uthread, the sleeps and I/O
+ * are the kernel's, and calls on their handles go to libc.
+ */
+int ult__dropin_forked;
+/* The forking thread's sync id in the parent, in the child's thread. */
+static __thread uintptr_t fork_id;
 
-	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		fprintf(stderr,
-		    "ult-run: pthread_create in a child forked from "
-		    "a threaded process: not supported, EAGAIN\n");
+static void
+fork_child(void)
+{
+	if (self_dp != NULL)
+		fork_id =
+		    (uintptr_t)__atomic_load_n(&self_dp->ut, __ATOMIC_RELAXED);
+	self_dp = NULL;
+	ult__dropin_forked = 1;
+}
+
+uintptr_t
+ult__dropin_fork_id(void)
+{
+	return (fork_id);
+}
+
+void
+ult__dropin_fork_hooks(void)
+{
+	(void)pthread_atfork(NULL, NULL, fork_child);
 }
 
 int
@@ -217,7 +243,10 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	uint64_t mask;
 	int err;
 
-	ult__dropin_up();
+	if (ult__dropin_forked)
+		return (ult__rt_pthread_create(t, a, fn, arg));
+	if ((err = ult__dropin_up_wait()) != 0)
+		return (err);
 	if ((dp = dp_new()) == NULL)
 		return (EAGAIN);
 	if ((err = attrs(a, &ua, dp, &stack)) != 0) {
@@ -226,6 +255,7 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	}
 	dp->fn = fn;
 	dp->arg = arg;
+	dp->own_stack = stack != NULL;
 	ua.name = dp->name;
 	if (ua.detached) {
 		dp->detached = 1;
@@ -246,14 +276,18 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 		__atomic_sub_fetch(&nlive, 1, __ATOMIC_RELAXED);
 		ult__dropin_sig_live(dp, mask, 0);
 		free(dp);
-		if (err == ENXIO)
-			forked_child();
 		return (err == ENOMEM || err == ENXIO ? EAGAIN : err);
 	}
 	if (!ua.detached)
 		__atomic_store_n(&dp->ut, ut, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&nthreads, 1, __ATOMIC_RELAXED);
 	return (0);
+}
+
+size_t
+ult__dropin_stack_guard(void)
+{
+	return (ult__rt.stack_guard);
 }
 
 ult_thread_t *
@@ -333,7 +367,10 @@ pthread_tryjoin_np(pthread_t t, void **ret)
 	struct dp_thread *dp = ult__dropin_of(t);
 
 	if (dp == NULL)
-		return (ESRCH);
+		return (ult__dropin_forked
+			? ULT__DROPIN_LIBC(pthread_tryjoin_np,
+			      int (*)(pthread_t, void **))(t, ret)
+			: ESRCH);
 	if (dp == self_dp)
 		return (EDEADLK);
 	if (!__atomic_load_n(&dp->done, __ATOMIC_ACQUIRE))
@@ -351,7 +388,11 @@ pthread_clockjoin_np(pthread_t t, void **ret, clockid_t clock,
 
 	ult__dropin_point();
 	if (dp == NULL)
-		return (ESRCH);
+		return (ult__dropin_forked
+			? ULT__DROPIN_LIBC(pthread_clockjoin_np,
+			      int (*)(pthread_t, void **, clockid_t,
+				  const struct timespec *))(t, ret, clock, abs)
+			: ESRCH);
 	if (abs != NULL &&
 	    (err = ult__dropin_deadline(clock, abs, &deadline)) != 0)
 		return (err);
@@ -371,7 +412,9 @@ pthread_detach(pthread_t t)
 	int err;
 
 	if (dp == NULL)
-		return (ESRCH);
+		return (ult__dropin_forked ? ULT__DROPIN_LIBC(pthread_detach,
+						 int (*)(pthread_t))(t)
+					   : ESRCH);
 	if (__atomic_exchange_n(&dp->detached, 1, __ATOMIC_ACQ_REL))
 		return (EINVAL);
 	if (dp->is_main)
@@ -519,6 +562,8 @@ ult__dropin_after_wait(void)
 void
 pthread_testcancel(void)
 {
+	if (ult__dropin_forked && self_dp == NULL)
+		ULT__DROPIN_LIBC(pthread_testcancel, void (*)(void))();
 	ult__dropin_point();
 }
 
@@ -528,7 +573,9 @@ pthread_cancel(pthread_t t)
 	struct dp_thread *dp = ult__dropin_of(t);
 
 	if (dp == NULL)
-		return (ESRCH);
+		return (ult__dropin_forked ? ULT__DROPIN_LIBC(pthread_cancel,
+						 int (*)(pthread_t))(t)
+					   : ESRCH);
 	__atomic_store_n(&dp->cancel_pending, 1, __ATOMIC_RELEASE);
 	ult__dropin_interrupt(dp);
 	if (dp != self_dp)
@@ -545,6 +592,9 @@ pthread_setcancelstate(int state, int *old)
 
 	if (state != PTHREAD_CANCEL_ENABLE && state != PTHREAD_CANCEL_DISABLE)
 		return (EINVAL);
+	if (dp == NULL && ult__dropin_forked)
+		return (ULT__DROPIN_LIBC(pthread_setcancelstate,
+		    int (*)(int, int *))(state, old));
 	if (dp == NULL) {
 		if (old != NULL)
 			*old = PTHREAD_CANCEL_ENABLE;
@@ -566,6 +616,9 @@ pthread_setcanceltype(int type, int *old)
 	if (type != PTHREAD_CANCEL_DEFERRED &&
 	    type != PTHREAD_CANCEL_ASYNCHRONOUS)
 		return (EINVAL);
+	if (dp == NULL && ult__dropin_forked)
+		return (ULT__DROPIN_LIBC(pthread_setcanceltype,
+		    int (*)(int, int *))(type, old));
 	if (dp == NULL) {
 		if (old != NULL)
 			*old = PTHREAD_CANCEL_DEFERRED;
@@ -619,7 +672,7 @@ ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
 	dp->fn = call_main;
 	dp->is_main = 1;
 	ult_attr_init(&ua);
-	ua.stack_size = ult__dropin_default_stack();
+	ua.stack_size = ult__dropin_main_stack();
 	ua.name = "main";
 	__atomic_store_n(&main_dp, dp, __ATOMIC_RELEASE);
 	__atomic_add_fetch(&nlive, 1, __ATOMIC_RELAXED);
@@ -627,7 +680,13 @@ ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
 	 * changed it since the runtime started). */
 	ult__rt.sigmask0 = ult__os_sigmask_get();
 	ult__dropin_sig_live(dp, ult__rt.sigmask0, 1);
-	if ((err = ult_spawn(&ut, &ua, start_main, dp)) != 0)
+	err = ult_spawn(&ut, &ua, start_main, dp);
+	/* A large RLIMIT_STACK's reservation may not fit (ulimit -v). */
+	if (err == EAGAIN && ua.stack_size > (8u << 20)) {
+		ua.stack_size = 8u << 20;
+		err = ult_spawn(&ut, &ua, start_main, dp);
+	}
+	if (err != 0)
 		ult__dropin_fatal("cannot start main as a uthread",
 		    strerror(err));
 	__atomic_add_fetch(&nthreads, 1, __ATOMIC_RELAXED);

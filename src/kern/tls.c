@@ -185,6 +185,23 @@ ult__tls_worker_init(struct ult__worker *w)
 #endif
 }
 
+/*
+ * fork's child keeps its kernel thread's rseq registration: the worker's
+ * area, in the worker's descriptor, which glibc there takes for a free
+ * stack and hands to a new thread.  On a uthread's block the kernel must
+ * stop writing to it (the block's area says "not registered").
+ */
+void
+ult__tls_fork_child(void)
+{
+#ifdef ULT_TLS_SWITCH
+	struct ult__worker *w = ult__tls_worker;
+
+	if (w != NULL && w->tls_tp != NULL && ult__tp() != w->tls_tp)
+		ult__glibc_rseq_forget(w->tls_tp);
+#endif
+}
+
 void *
 ult__tls_host_tp(void)
 {

@@ -29,6 +29,9 @@ struct ult__tls_part {
 				      block, whose words it holds */
 };
 
+/* In fork's child, before anything else (init.c). */
+void ult__tls_fork_child(void);
+
 /* Offsets from the thread pointer of the words a switch-in refreshes. */
 struct ult__tls_off {
 	long tid;	    /* the descriptor's thread id: the worker's */

@@ -4,7 +4,10 @@
  * through pthread_getattr_np, and really usable), a stack supplied by
  * the program, detach state (on the attr and in the thread), scheduling
  * policy, inheritance and parameters on attr objects, scope, guard size;
- * thread names and the running thread's scheduling parameters.
+ * thread names and the running thread's scheduling parameters; the guard
+ * a thread's stack reports (one below a stack the library made, as Rust's
+ * std checks; none for a stack of the program's or for main), and that
+ * the stack reported holds the thread's locals.
  */
 #include "conf.h"
 
@@ -18,6 +21,8 @@
 
 struct seen {
 	size_t stacksize;
+	size_t guard;
+	uintptr_t lo, hi; /* the stack getattr_np reports */
 	int detachstate;
 	int getattr_rc;
 	int used_ok;
@@ -55,8 +60,16 @@ inspect(void *arg)
 	s->local = (uintptr_t)&local;
 	s->getattr_rc = pthread_getattr_np(pthread_self(), &a);
 	if (s->getattr_rc == 0) {
+		void *lo = NULL;
+		size_t len = 0;
+
 		pthread_attr_getstacksize(&a, &s->stacksize);
 		pthread_attr_getdetachstate(&a, &s->detachstate);
+		pthread_attr_getguardsize(&a, &s->guard);
+		if (pthread_attr_getstack(&a, &lo, &len) == 0) {
+			s->lo = (uintptr_t)lo;
+			s->hi = (uintptr_t)lo + len;
+		}
 		pthread_attr_destroy(&a);
 	}
 	if (s->stacksize >= BIG_STACK)
@@ -151,6 +164,7 @@ check_own_stack(void)
 			s.local < (uintptr_t)stk + len);
 		conf_ok("getattr_np in it: stacksize of the supplied stack",
 		    s.getattr_rc == 0 && s.stacksize == len);
+		conf_long("getattr_np in it: guard size", (long)s.guard, 0);
 	}
 	pthread_attr_destroy(&a);
 	munmap(stk, len);
@@ -263,9 +277,27 @@ check_create_with_attrs(void)
 }
 
 static void
+check_guard(void)
+{
+	struct seen s;
+	pthread_t t;
+
+	memset(&s, 0, sizeof(s));
+	s.done = (struct conf_step)CONF_STEP_INIT;
+	conf_create(&t, NULL, inspect, &s);
+	conf_join(t);
+	conf_ok("getattr_np in a thread: a guard page reported",
+	    s.getattr_rc == 0 && s.guard > 0);
+	conf_ok("getattr_np in a thread: its stack holds its locals",
+	    s.local >= s.lo && s.local < s.hi);
+}
+
+static void
 check_main(void)
 {
 	pthread_attr_t a;
+	void *lo = NULL;
+	size_t len = 0, guard = 1;
 	size_t sz = 0;
 	int policy = -1;
 	struct sched_param sp;
@@ -274,6 +306,13 @@ check_main(void)
 	    pthread_getattr_np(pthread_self(), &a), 0);
 	conf_ok("main's stacksize > 0",
 	    pthread_attr_getstacksize(&a, &sz) == 0 && sz > 0);
+	conf_ok("main's stack holds its locals",
+	    pthread_attr_getstack(&a, &lo, &len) == 0 &&
+		(uintptr_t)&a >= (uintptr_t)lo &&
+		(uintptr_t)&a < (uintptr_t)lo + len);
+	/* glibc reports none for main: the kernel grows it. */
+	conf_ok("main's guard size 0",
+	    pthread_attr_getguardsize(&a, &guard) == 0 && guard == 0);
 	pthread_attr_destroy(&a);
 	conf_err("pthread_getschedparam on main",
 	    pthread_getschedparam(pthread_self(), &policy, &sp), 0);
@@ -290,5 +329,6 @@ main(void)
 	check_detachstate();
 	check_create_with_attrs();
 	check_own_stack();
+	check_guard();
 	return (conf_end());
 }

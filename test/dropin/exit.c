@@ -3,7 +3,9 @@
  * How a program ends under ult-run, as natively: main's return value and
  * exit() from another thread are the exit status, atexit handlers run,
  * and stdio buffers are flushed.  exit.sh runs it both ways.
- *   exit return N | exit thread N | exit atexit | exit term
+ *   exit return N | exit thread N | exit atexit | exit term | exit deep MIB
+ * (deep: main recurses through MIB MiB of stack, which RLIMIT_STACK
+ * allows or not, as natively).
  */
 #include <pthread.h>
 #include <semaphore.h>
@@ -33,6 +35,15 @@ terminator(void *arg)
 	nanosleep(&ts, NULL);
 	kill(getpid(), SIGTERM);
 	return (NULL);
+}
+
+static __attribute__((noinline)) long
+deep(long n)
+{
+	volatile char b[1024];
+
+	memset((char *)b, (int)n, sizeof(b));
+	return (n ? deep(n - 1) + b[1] : 0);
 }
 
 static void
@@ -65,6 +76,12 @@ main(int argc, char **argv)
 		sem_init(&s, 0, 0);
 		pthread_create(&t, NULL, terminator, NULL);
 		sem_wait(&s);
+		return (0);
+	}
+	if (strcmp(argv[1], "deep") == 0) {
+		long r = deep((long)status * 1024 * 1024 / 1100);
+
+		printf("recursed through %d MiB%s\n", status, r == 1 ? "" : "");
 		return (0);
 	}
 	if (strcmp(argv[1], "atexit") == 0) {

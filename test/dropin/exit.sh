@@ -23,6 +23,23 @@ same() {
 	fi
 }
 
+# same_limited <args>: as same, under ulimit -s $ulimit_s.
+same_limited() {
+	sh -c "ulimit -s $ulimit_s && exec timeout 60 '$prog' $*" \
+	    >"$tmp/n.out" 2>&1
+	n=$?
+	sh -c "ulimit -s $ulimit_s && exec timeout 60 '$ult_run' -- '$prog' $*" \
+	    >"$tmp/u.out" 2>&1
+	u=$?
+	if [ $n != 0 ] || [ $n != $u ] || ! cmp -s "$tmp/n.out" "$tmp/u.out"; then
+		echo "FAIL ulimit -s $ulimit_s, $*: native status $n" \
+		    "'$(cat "$tmp/n.out")', ult-run status $u '$(cat "$tmp/u.out")'"
+		status=1
+	else
+		echo "ok ulimit -s $ulimit_s, $*: '$(cat "$tmp/u.out")'"
+	fi
+}
+
 # refused <what> <command...>: status 127 and a reason naming it.
 refused() {
 	what=$1
@@ -43,6 +60,26 @@ same return 255
 same thread 7
 same atexit
 same term
+
+# main's stack follows RLIMIT_STACK (64 MiB deep needs more than 8).
+if sh -c 'ulimit -s unlimited' 2>/dev/null; then
+	for lim in unlimited 131072; do
+		ulimit_s=$lim
+		same_limited deep 64
+	done
+fi
+
+# A runtime that cannot start ends ult-run with its reason and status
+# 127, never a hang.
+refused "cannot start the runtime" env ULT_STATS=2 timeout 30 \
+    "$ult_run" -- "$prog" return 0
+refused "cannot start the runtime" env ULT_STACK_GUARD=0 timeout 30 \
+    "$ult_run" -- "$prog" return 0
+refused "per-uthread TLS is off" env ULT_TLS=worker timeout 30 \
+    "$ult_run" -- "$prog" return 0
+# (Which of the two depends on what the limit lets through first.)
+refused "cannot start the runtime\\|per-uthread TLS is off" sh -c "ulimit -v 100000 &&
+    exec timeout 30 '$ult_run' -- '$prog' return 0"
 
 refused "No such file" "$ult_run" -- "$tmp/nonexistent"
 printf 'not a program' >"$tmp/text"

@@ -1,11 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # Install the Debian programs the real-program tests (test/programs) run
-# under ult-run: sysbench, pigz, xz-utils, zstd and memcached.  As root with
+# under ult-run: sysbench, pigz, xz-utils, zstd, memcached and libjemalloc2.  As root with
 # apt-get; otherwise, or offline, it says what is missing and those tests
 # skip.  Says what it did; always exits 0.
 set -u
-pkgs="sysbench pigz xz-utils zstd memcached"
+pkgs="sysbench pigz xz-utils zstd memcached libjemalloc2"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -298,7 +298,11 @@ probe_malloc(char *tp)
 
 	if (p == NULL)
 		return;
-	if (((const size_t *)p)[-1] & NON_MAIN_ARENA)
+	/* Another allocator's block (jemalloc's) has no chunk header: the
+	 * words read here may not be mapped. */
+	if (mapped((const size_t *)p - 1, sizeof(size_t)) &&
+	    (((const size_t *)p)[-1] & NON_MAIN_ARENA) &&
+	    mapped((void *)((uintptr_t)p & ~(HEAP_MAX - 1)), sizeof(void *)))
 		heap_arena = *(void **)((uintptr_t)p & ~(HEAP_MAX - 1));
 	f(p);
 	for (long o = lo; o + 8 <= pr.libc_hi && tc == 0; o += 8) {
@@ -643,6 +647,18 @@ ult__glibc_tls_free(void *tp)
 }
 
 void
+ult__glibc_rseq_forget(void *tp)
+{
+	/* glibc registers max(__rseq_size, 32) bytes; the kernel wants the
+	 * same address, length and signature back. */
+	unsigned len = __rseq_size > 32 ? __rseq_size : 32;
+
+	if (off_rseq != 0)
+		(void)syscall(SYS_rseq, (char *)tp + off_rseq, len,
+		    1 /* RSEQ_FLAG_UNREGISTER */, RSEQ_SIG);
+}
+
+void
 ult__glibc_tls_malloc_words(void *tp, void **tcache, void **arena)
 {
 	*tcache = ult__glibc_tls.tcache != 0
@@ -756,6 +772,12 @@ ult__glibc_tls_reset(void *tp)
 
 void
 ult__glibc_tls_free(void *tp)
+{
+	(void)tp;
+}
+
+void
+ult__glibc_rseq_forget(void *tp)
 {
 	(void)tp;
 }

@@ -45,6 +45,9 @@ void ult__glibc_tls_exit(void);
  * TLS and libc's per-thread buffers freed, static TLS images copied. */
 void ult__glibc_tls_reset(void *tp);
 void ult__glibc_tls_free(void *tp);
+/* Unregister the calling kernel thread's rseq area, the one in the
+ * descriptor tp (a fork child's, which glibc no longer counts as live). */
+void ult__glibc_rseq_forget(void *tp);
 /* malloc's per-thread words of the thread whose descriptor is tp. */
 void ult__glibc_tls_malloc_words(void *tp, void **tcache, void **arena);
 
