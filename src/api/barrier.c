@@ -99,8 +99,7 @@ ult_once(ult_once_t *o, void (*fn)(void))
 		return (0);
 	if (ULT_PCAS_ACQ(&o->_state, &v, ONCE_RUNNING)) {
 		fn();
-		v = __atomic_exchange_n(&o->_state, ONCE_DONE,
-		    __ATOMIC_ACQ_REL);
+		v = ULT_PXCHG_ACQREL(&o->_state, ONCE_DONE);
 		if (v == ONCE_WAITED) {
 			ult__sleepq_lock(o);
 			ult__sleepq_broadcast(o);

@@ -167,7 +167,7 @@ ult__mutex_defer(ult_mutex_t *m, struct ult__waiter *w)
 {
 	w->next = (struct ult__waiter *)m->_spare;
 	m->_spare = (uintptr_t)w;
-	__atomic_fetch_or(&m->_word, MTX_DEFERRED, __ATOMIC_RELAXED);
+	ULT_PFETCH_OR(&m->_word, MTX_DEFERRED);
 }
 
 int
@@ -212,7 +212,7 @@ ult__mutex_flush_deferred(ult_mutex_t *m, uintptr_t self)
 {
 	if (MTX_OWNER(ULT_PLD(&m->_word)) != self || m->_spare == 0)
 		return;
-	__atomic_fetch_and(&m->_word, ~MTX_DEFERRED, __ATOMIC_RELAXED);
+	ULT_PFETCH_AND(&m->_word, ~MTX_DEFERRED);
 	wake_deferred(take_deferred(m));
 }
 

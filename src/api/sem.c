@@ -77,7 +77,10 @@ sem_wait_slow(ult_sem_t *s, uint64_t deadline)
 
 	ult__waiter_self(&w);
 	ult__sleepq_lock(s);
-	v = __atomic_add_fetch(&s->_word, SEM_W1, __ATOMIC_SEQ_CST);
+	/* seq_cst: the waiter count is raised before the value is read;
+	 * pairs with ult_sem_post's add of a unit and its read of the
+	 * count: either the post sees this waiter or this sees the unit. */
+	v = ULT_PADD_FETCH_SC(&s->_word, SEM_W1);
 	while (SEM_VALUE(v) > 0) {
 		if (ULT_PCAS(&s->_word, &v, v - 1 - SEM_W1)) {
 			ult__sleepq_release(s);
@@ -87,8 +90,8 @@ sem_wait_slow(ult_sem_t *s, uint64_t deadline)
 	ult__sleepq_add(s, &w, "sem");
 	r = ult__sleepq_wait(s, &w, deadline);
 	/* 0: a post handed its unit over and dropped our registration. */
-	if (r != 0)
-		__atomic_fetch_sub(&s->_word, SEM_W1, __ATOMIC_SEQ_CST);
+	if (r != 0) /* seq_cst: as above */
+		ULT_PFETCH_SUB_SC(&s->_word, SEM_W1);
 	return (r);
 }
 
@@ -137,7 +140,7 @@ ult_sem_post(ult_sem_t *s)
 	 * waiter's drop aside, which never adds one). */
 	ult__sleepq_lock(s);
 	if ((w = ult__sleepq_take(s, 1)) != NULL) {
-		__atomic_fetch_sub(&s->_word, SEM_W1, __ATOMIC_SEQ_CST);
+		ULT_PFETCH_SUB_SC(&s->_word, SEM_W1);
 		ult__sleepq_resume(s, w);
 	} else {
 		v = ULT_PLD(&s->_word);

@@ -27,8 +27,7 @@ due(void)
 	struct dp_thread *dp = ult__dropin_self();
 
 	return (dp != NULL && dp->cancel_async && !dp->cancel_off &&
-	    !dp->exiting &&
-	    __atomic_load_n(&dp->cancel_pending, __ATOMIC_ACQUIRE) != 0);
+	    !dp->exiting && ULT_PLD_ACQ(&dp->cancel_pending) != 0);
 }
 
 static void
@@ -49,8 +48,7 @@ ult__dropin_async_cancel(struct dp_thread *dp)
 {
 	ult_thread_t *ut;
 
-	if (!__atomic_load_n(&dp->cancel_async, __ATOMIC_RELAXED) ||
-	    __atomic_load_n(&dp->cancel_off, __ATOMIC_RELAXED))
+	if (!ULT_PLD(&dp->cancel_async) || ULT_PLD(&dp->cancel_off))
 		return;
 	if (ult__preempt_hook_run == NULL) {
 		/* glibc's unwinder lives in libgcc_s, which glibc loads on
@@ -58,14 +56,13 @@ ult__dropin_async_cancel(struct dp_thread *dp)
 		 * pthread_cancel does the same before its signal). */
 		(void)dlopen("libgcc_s.so.1", RTLD_NOW);
 		ult__preempt_hook_run = run;
-		__atomic_store_n(&ult__preempt_hook_due, due, __ATOMIC_RELEASE);
+		ULT_PST_REL(&ult__preempt_hook_due, due);
 	}
-	if ((ut = __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE)) == NULL)
+	if ((ut = ULT_PLD_ACQ(&dp->ut)) == NULL)
 		return;
 	/* Running: its worker's handler acts.  Queued after a preemption:
 	 * it acts as it resumes in the handler. */
 	for (int cpu = 0; cpu < ult__rt.nworkers; cpu++)
-		if (__atomic_load_n(&ult__rt.workers[cpu].curthread,
-			__ATOMIC_ACQUIRE) == ut)
+		if (ULT_PLD_ACQ(&ult__rt.workers[cpu].curthread) == ut)
 			ult__preempt_kick(cpu);
 }

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "ult.h"
+#include "util/atomic.h"
 
 /* Says what cannot go on, on stderr, and exits with status 127. */
 void ult__dropin_fatal(const char *what, const char *why)
@@ -32,8 +33,7 @@ int ult__dropin_up_wait(void);
 static inline void
 ult__dropin_up(void)
 {
-	if (__builtin_expect(
-		!__atomic_load_n(&ult__dropin_ready, __ATOMIC_ACQUIRE), 0))
+	if (__builtin_expect(!ULT_PLD_ACQ(&ult__dropin_ready), 0))
 		ult__dropin_up_slow();
 }
 size_t ult__dropin_default_stack(void);
@@ -172,9 +172,7 @@ void ult__dropin_idle_masks(void);
 static inline void
 ult__dropin_after_call(void)
 {
-	if (__builtin_expect(
-		__atomic_load_n(&ult__dropin_nqueued, __ATOMIC_RELAXED) != 0,
-		0))
+	if (__builtin_expect(ULT_PLD(&ult__dropin_nqueued) != 0, 0))
 		ult__dropin_after_wait();
 }
 /*

@@ -146,7 +146,7 @@ take(struct fx_bucket *b, const uint32_t *addr, uint32_t bits, int max,
 		if (fw->addr != addr || (fw->bitset & bits) == 0)
 			continue;
 		ult__list_remove(&fw->link);
-		atomic_fetch_sub(&b->nwait, 1);
+		(void)ULT_SUB(&b->nwait, 1);
 		fw->woken = 1;
 		fw->next = *list;
 		*list = fw;
@@ -204,9 +204,13 @@ wait_table(const uint32_t *addr, uint32_t val, uint32_t bits, uint64_t deadline)
 	fw.requeued = 0;
 	fw.next = NULL;
 	mtx_lock_spin(&b->lock);
-	atomic_fetch_add(&b->nwait, 1);
-	if (__atomic_load_n(addr, __ATOMIC_SEQ_CST) != val) {
-		atomic_fetch_sub(&b->nwait, 1);
+	/* seq_cst, the Dekker pair of the kernel's futex: nwait is counted
+	 * before the word is read, and a waker stores the word before it
+	 * reads nwait (pending()), so either it sees this waiter or this
+	 * sees its new value. */
+	(void)ULT_ADD_SC(&b->nwait, 1);
+	if (ULT_PLD_SC(addr) != val) {
+		(void)ULT_SUB(&b->nwait, 1);
 		mtx_unlock_spin(&b->lock);
 		return (EAGAIN);
 	}
@@ -226,8 +230,7 @@ wait_table(const uint32_t *addr, uint32_t val, uint32_t bits, uint64_t deadline)
 		/* A requeue may have moved the record meanwhile; it moves it
 		 * with both buckets locked. */
 		for (;;) {
-			const uint32_t *a =
-			    __atomic_load_n(&fw.addr, __ATOMIC_ACQUIRE);
+			const uint32_t *a = ULT_PLD_ACQ(&fw.addr);
 
 			b = bucket_of(a);
 			mtx_lock_spin(&b->lock);
@@ -239,8 +242,8 @@ wait_table(const uint32_t *addr, uint32_t val, uint32_t bits, uint64_t deadline)
 			r = 0;
 		} else if (r == ETIMEDOUT &&
 		    (deadline == 0 || ult_now() < deadline)) {
-			if (fw.requeued ||
-			    __atomic_load_n(fw.addr, __ATOMIC_SEQ_CST) == val) {
+			/* seq_cst, as the kernel reads the word. */
+			if (fw.requeued || ULT_PLD_SC(fw.addr) == val) {
 				if (recheck < RECHECK_LAST_NS)
 					recheck *= 2;
 				/* Asleep again, b locked until then. */
@@ -250,7 +253,7 @@ wait_table(const uint32_t *addr, uint32_t val, uint32_t bits, uint64_t deadline)
 		}
 		if (!fw.woken) {
 			ult__list_remove(&fw.link);
-			atomic_fetch_sub(&b->nwait, 1);
+			(void)ULT_SUB(&b->nwait, 1);
 		}
 		mtx_unlock_spin(&b->lock);
 		break;
@@ -272,7 +275,9 @@ requeue_table(const uint32_t *a1, const uint32_t *a2, int nwake, int nmove,
 	ult__rt_pthread_once(&buckets_once, buckets_init);
 	*woken = *moved = 0;
 	lock2(b1, b2);
-	if (cmp && __atomic_load_n(a1, __ATOMIC_SEQ_CST) != val3) {
+	/* seq_cst, as the kernel reads it: after the callers' stores of
+	 * the word, under both bucket locks. */
+	if (cmp && ULT_PLD_SC(a1) != val3) {
 		unlock2(b1, b2);
 		return (-1);
 	}
@@ -286,10 +291,11 @@ requeue_table(const uint32_t *a1, const uint32_t *a2, int nwake, int nmove,
 		if (fw->addr != a1)
 			continue;
 		ult__list_remove(&fw->link);
-		atomic_fetch_sub(&b1->nwait, 1);
-		__atomic_store_n(&fw->addr, a2, __ATOMIC_RELEASE);
+		(void)ULT_SUB(&b1->nwait, 1);
+		ULT_PST_REL(&fw->addr, a2);
 		fw->requeued = 1;
-		atomic_fetch_add(&b2->nwait, 1);
+		/* seq_cst: a waker of a2 must count it (pending). */
+		(void)ULT_ADD_SC(&b2->nwait, 1);
 		ult__list_insert_tail(&b2->waiters, &fw->link);
 		(*moved)++;
 	}
@@ -310,7 +316,7 @@ wake_op_apply(uint32_t *a2, uint32_t enc, int *cond)
 		oparg = 1 << (oparg & 31);
 	if (op > FUTEX_OP_XOR || cmp > FUTEX_OP_CMP_GE)
 		return (ENOSYS);
-	old = __atomic_load_n(a2, __ATOMIC_RELAXED);
+	old = ULT_PLD(a2);
 	do {
 		switch (op) {
 		case FUTEX_OP_SET:
@@ -329,8 +335,7 @@ wake_op_apply(uint32_t *a2, uint32_t enc, int *cond)
 			nv = old ^ (uint32_t)oparg;
 			break;
 		}
-	} while (!__atomic_compare_exchange_n(a2, &old, nv, 0, __ATOMIC_SEQ_CST,
-	    __ATOMIC_RELAXED));
+	} while (!ULT_PCAS(a2, &old, nv)); /* seq_cst, as the kernel's op */
 	switch (cmp) {
 	case FUTEX_OP_CMP_EQ:
 		*cond = (int)old == cmparg;

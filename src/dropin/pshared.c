@@ -146,8 +146,9 @@ pin(int on)
 	struct ult_thread *ut = ult__self_ut();
 
 	if (ut != NULL)
-		__atomic_add_fetch(&ut->td.td_pinned, on ? 1 : -1,
-		    __ATOMIC_SEQ_CST);
+		/* seq_cst, as before: the pin must be seen by a preemption
+		 * (the worker's own signal handler) before the glibc call. */
+		ULT_PADD_FETCH_SC(&ut->td.td_pinned, on ? 1 : -1);
 }
 
 /* Sleep on word w while it holds v, one slice at most. */
@@ -221,18 +222,16 @@ own_here(pthread_mutex_t *m)
 
 	if (ROBUST(m)) {
 		uint32_t *w = (uint32_t *)(void *)&m->__data.__lock;
-		uint32_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
+		uint32_t v = ULT_PLD(w);
 
 		while ((v & TID_MASK) != (uint32_t)tid &&
-		    !__atomic_compare_exchange_n(w, &v,
-			(v & ~TID_MASK) | (uint32_t)tid, 0, __ATOMIC_RELAXED,
-			__ATOMIC_RELAXED))
+		    !ULT_PCAS_RLX(w, &v, (v & ~TID_MASK) | (uint32_t)tid))
 			;
 	}
 	/* The robust states (INT_MAX and below) stay. */
-	o = __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED);
+	o = ULT_PLD(&m->__data.__owner);
 	if (o != 0 && o < INT_MAX - 1)
-		__atomic_store_n(&m->__data.__owner, tid, __ATOMIC_RELAXED);
+		ULT_PST(&m->__data.__owner, tid);
 }
 
 /* Held by another uthread of this worker: glibc would take it for ours. */
@@ -242,10 +241,9 @@ worker_mate_holds(pthread_mutex_t *m)
 	int tid = gettid();
 
 	if (ROBUST(m))
-		return ((__atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) &
-			    (int)TID_MASK) == tid);
+		return ((ULT_PLD(&m->__data.__lock) & (int)TID_MASK) == tid);
 	return (TYPE(m) == PTHREAD_MUTEX_RECURSIVE &&
-	    __atomic_load_n(&m->__data.__owner, __ATOMIC_RELAXED) == tid);
+	    ULT_PLD(&m->__data.__owner) == tid);
 }
 
 /*
@@ -261,7 +259,7 @@ robust_dead(pthread_mutex_t *m)
 	const size_t adj = offsetof(__pthread_list_t, __next);
 	__pthread_list_t *l = &m->__data.__list, *next, *prev;
 	uint32_t *w = (uint32_t *)(void *)&m->__data.__lock;
-	uint32_t v = __atomic_load_n(w, __ATOMIC_RELAXED);
+	uint32_t v = ULT_PLD(w);
 
 	if (l->__next != NULL && l->__prev != NULL) {
 		next = (__pthread_list_t *)(((uintptr_t)l->__next &
@@ -274,9 +272,7 @@ robust_dead(pthread_mutex_t *m)
 		prev->__next = l->__next;
 		l->__prev = l->__next = NULL;
 	}
-	while (!__atomic_compare_exchange_n(w, &v,
-	    (v & FUTEX_WAITERS) | FUTEX_OWNER_DIED, 0, __ATOMIC_RELEASE,
-	    __ATOMIC_RELAXED))
+	while (!ULT_PCAS_REL(w, &v, (v & FUTEX_WAITERS) | FUTEX_OWNER_DIED))
 		;
 	ult__dropin_futex(w, FUTEX_WAKE, 1, NULL, NULL, 0);
 }
@@ -328,9 +324,8 @@ ult__dropin_ps_mutex_lock(pthread_mutex_t *m, int try, clockid_t clock,
 			deadline = deadline ? deadline : 1;
 		}
 		if (futex_nap((uint32_t *)(void *)&m->__data.__lock,
-			(uint32_t)__atomic_load_n(&m->__data.__lock,
-			    __ATOMIC_RELAXED),
-			&slice, deadline) == ETIMEDOUT)
+			(uint32_t)ULT_PLD(&m->__data.__lock), &slice,
+			deadline) == ETIMEDOUT)
 			return (ETIMEDOUT);
 	}
 }
@@ -384,8 +379,7 @@ ult__dropin_ps_mutex_destroy(pthread_mutex_t *m)
 int
 ult__dropin_ps_is_cond(const pthread_cond_t *c)
 {
-	return (
-	    (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & 1) != 0);
+	return ((ULT_PLD(&c->__data.__wrefs) & 1) != 0);
 }
 
 int
@@ -446,7 +440,7 @@ ult__dropin_ps_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
 	clockid_t clock = CLOCK_REALTIME;
 
 	/* glibc's clock: bit 1 of __wrefs. */
-	if (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) & 2)
+	if (ULT_PLD(&c->__data.__wrefs) & 2)
 		clock = CLOCK_MONOTONIC;
 	return (ult__dropin_ps_cond_wait(c, m, clock, abs));
 }
@@ -548,7 +542,7 @@ ult__dropin_ps_rwlock_unlock(pthread_rwlock_t *rw)
 		return (NEXT(pthread_rwlock_unlock)(rw));
 	/* glibc tells a writer's unlock from a reader's by this id. */
 	pin(1);
-	__atomic_store_n(&rw->__data.__cur_writer, gettid(), __ATOMIC_RELAXED);
+	ULT_PST(&rw->__data.__cur_writer, gettid());
 	err = NEXT(pthread_rwlock_unlock)(rw);
 	pin(0);
 	if (err == 0)

@@ -27,14 +27,14 @@
 void *
 ult__dropin_next(const char *name, void *_Atomic *slot)
 {
-	void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+	void *f = ULT_PLD_ACQ(slot);
 
 	if (__builtin_expect(f != NULL, 1))
 		return (f);
 	f = dlsym(RTLD_NEXT, name);
 	if (f == NULL)
 		ult__dropin_fatal(name, "not found in libc");
-	__atomic_store_n(slot, f, __ATOMIC_RELEASE);
+	ULT_PST_REL(slot, f);
 	return (f);
 }
 

@@ -308,7 +308,7 @@ pthread_getattr_np(pthread_t t, pthread_attr_t *a)
 	if (dp == NULL)
 		return (ult__rt_pthread_getattr_np(t, a));
 	ult__dropin_ut(dp);
-	while (__atomic_load_n(&dp->desc, __ATOMIC_ACQUIRE) == NULL)
+	while (ULT_PLD_ACQ(&dp->desc) == NULL)
 		ult_yield();
 	/* The block's descriptor has the uthread's stack bounds. */
 	if ((err = ult__rt_pthread_getattr_np((pthread_t)dp->desc, a)) != 0)

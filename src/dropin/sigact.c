@@ -75,14 +75,14 @@ wrapped(int sig)
 static void
 lock(void)
 {
-	while (__atomic_exchange_n(&acts_lock, 1, __ATOMIC_ACQUIRE))
+	while (ULT_PXCHG_ACQ(&acts_lock, 1))
 		ult__cpu_relax();
 }
 
 static void
 unlock(void)
 {
-	__atomic_store_n(&acts_lock, 0, __ATOMIC_RELEASE);
+	ULT_PST_REL(&acts_lock, 0);
 }
 
 /* acts[sig] from the kernel, the first time (locked). */
@@ -93,10 +93,10 @@ learn(int sig)
 
 	if (acts[sig].known || real_sigaction(sig, NULL, &k) != 0)
 		return;
-	__atomic_store_n(&acts[sig].fn, (void *)k.sa_handler, __ATOMIC_RELAXED);
-	__atomic_store_n(&acts[sig].flags, k.sa_flags, __ATOMIC_RELAXED);
+	ULT_PST(&acts[sig].fn, (void *)k.sa_handler);
+	ULT_PST(&acts[sig].flags, k.sa_flags);
 	memcpy(&acts[sig].mask, &k.sa_mask, sizeof(uint64_t));
-	__atomic_store_n(&acts[sig].known, 1, __ATOMIC_RELEASE);
+	ULT_PST_REL(&acts[sig].known, 1);
 }
 
 static void tramp(int sig, siginfo_t *si, void *uc);
@@ -119,10 +119,10 @@ install(int sig, const struct sigaction *a)
 	}
 	if (real_sigaction(sig, &k, NULL) != 0)
 		return (-1);
-	__atomic_store_n(&acts[sig].fn, fn, __ATOMIC_RELAXED);
-	__atomic_store_n(&acts[sig].flags, a->sa_flags, __ATOMIC_RELAXED);
+	ULT_PST(&acts[sig].fn, fn);
+	ULT_PST(&acts[sig].flags, a->sa_flags);
 	memcpy(&acts[sig].mask, &a->sa_mask, sizeof(uint64_t));
-	__atomic_store_n(&acts[sig].known, 1, __ATOMIC_RELEASE);
+	ULT_PST_REL(&acts[sig].known, 1);
 	return (0);
 }
 
@@ -201,8 +201,8 @@ ult__dropin_action(int sig, struct sigaction *sa)
 static int
 run(int sig, siginfo_t *si, void *uc)
 {
-	void *fn = __atomic_load_n(&acts[sig].fn, __ATOMIC_RELAXED);
-	int flags = __atomic_load_n(&acts[sig].flags, __ATOMIC_RELAXED);
+	void *fn = ULT_PLD(&acts[sig].fn);
+	int flags = ULT_PLD(&acts[sig].flags);
 
 	if (fn == (void *)SIG_DFL || fn == (void *)SIG_IGN)
 		return (0); /* changed since the signal came */
@@ -258,8 +258,10 @@ tramp_on(int sig, siginfo_t *si, void *uc)
 	/* In the runtime or libc: later, at a safe point.  If the thread is
 	 * about to sleep at a cancellation point, that sleep ends at once. */
 	ult__dropin_queue_info(dp, sig, &info);
-	if (atomic_load(&ut->intr))
-		atomic_store(&ut->intr_pending, 1);
+	/* seq_cst: as ult__sleepq_interrupt's side of its Dekker pair with
+	 * ult__sleepq_wait (kern/sleepq.c). */
+	if (ULT_LD_SC(&ut->intr))
+		ULT_ST_SC(&ut->intr_pending, 1);
 	ult__preempt_owe();
 }
 
@@ -290,8 +292,8 @@ ult__dropin_deliver(struct dp_thread *dp, int sig, void *uc)
 	lock();
 	learn(sig);
 	unlock();
-	fn = __atomic_load_n(&acts[sig].fn, __ATOMIC_RELAXED);
-	flags = __atomic_load_n(&acts[sig].flags, __ATOMIC_RELAXED);
+	fn = ULT_PLD(&acts[sig].fn);
+	flags = ULT_PLD(&acts[sig].flags);
 	if (fn == (void *)SIG_IGN)
 		return (0);
 	if (fn == (void *)SIG_DFL) {
@@ -304,8 +306,7 @@ ult__dropin_deliver(struct dp_thread *dp, int sig, void *uc)
 	si.si_code = SI_TKILL;
 	si.si_pid = getpid();
 	si.si_uid = getuid();
-	if (__atomic_fetch_and(&dp->sig_hasinfo, ~(1ull << (sig - 1)),
-		__ATOMIC_ACQUIRE) &
+	if (ULT_PFETCH_AND_ACQ(&dp->sig_hasinfo, ~(1ull << (sig - 1))) &
 	    (1ull << (sig - 1))) {
 		const struct dp_siginfo *d = &dp->siginfo[sig - 1];
 
@@ -319,7 +320,7 @@ ult__dropin_deliver(struct dp_thread *dp, int sig, void *uc)
 		uc = &here;
 	}
 	/* As the kernel would: the handler's mask, and its own signal. */
-	add = __atomic_load_n(&acts[sig].mask, __ATOMIC_RELAXED);
+	add = ULT_PLD(&acts[sig].mask);
 	if (!(flags & SA_NODEFER))
 		add |= 1ull << (sig - 1);
 	ult__sigmask_set(SIG_BLOCK, &add, &old);
@@ -340,12 +341,10 @@ hook(struct ult_thread *ut, void *uc)
 {
 	struct dp_thread *dp;
 
-	if (__atomic_load_n(&ult__dropin_nqueued, __ATOMIC_RELAXED) == 0 ||
-	    (dp = dp_of(ut)) == NULL)
+	if (ULT_PLD(&ult__dropin_nqueued) == 0 || (dp = dp_of(ut)) == NULL)
 		return (0);
 	if (uc == NULL)
-		return ((__atomic_load_n(&dp->sig_pending, __ATOMIC_ACQUIRE) &
-			    ~ut->sigmask) != 0);
+		return ((ULT_PLD_ACQ(&dp->sig_pending) & ~ut->sigmask) != 0);
 	ult__dropin_signals_uc(dp, uc);
 	return (0);
 }
@@ -353,7 +352,7 @@ hook(struct ult_thread *ut, void *uc)
 __attribute__((constructor)) static void
 hook_on(void)
 {
-	__atomic_store_n(&ult__preempt_sig_hook, hook, __ATOMIC_RELEASE);
+	ULT_PST_REL(&ult__preempt_sig_hook, hook);
 }
 
 /* raise is pthread_kill to oneself: the handler has run when it
@@ -385,7 +384,7 @@ kill(pid_t pid, int sig)
 	    ((int (*)(pid_t, int))ult__dropin_next("kill", &slot))(pid, sig);
 
 	if (r == 0 && sig != 0 && (dp = ult__dropin_self()) != NULL &&
-	    __atomic_load_n(&dp->sig_pending, __ATOMIC_RELAXED) != 0)
+	    ULT_PLD(&dp->sig_pending) != 0)
 		ult__dropin_signals(dp);
 	return (r);
 }

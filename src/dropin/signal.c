@@ -36,8 +36,8 @@ ult__dropin_queue(struct dp_thread *dp, int sig)
 {
 	uint64_t bit = 1ull << (sig - 1);
 
-	if (!(__atomic_fetch_or(&dp->sig_pending, bit, __ATOMIC_ACQ_REL) & bit))
-		__atomic_add_fetch(&ult__dropin_nqueued, 1, __ATOMIC_RELAXED);
+	if (!(ULT_PFETCH_OR_ACQREL(&dp->sig_pending, bit) & bit))
+		ULT_PADD_FETCH(&ult__dropin_nqueued, 1);
 }
 
 void
@@ -46,18 +46,16 @@ ult__dropin_queue_info(struct dp_thread *dp, int sig,
 {
 	/* A newer one of the same signal may overwrite it: they are one. */
 	dp->siginfo[sig - 1] = *si;
-	__atomic_fetch_or(&dp->sig_hasinfo, 1ull << (sig - 1),
-	    __ATOMIC_RELEASE);
+	ULT_PFETCH_OR_REL(&dp->sig_hasinfo, 1ull << (sig - 1));
 	ult__dropin_queue(dp, sig);
 }
 
 int
 ult__dropin_unqueue(struct dp_thread *dp, uint64_t bit)
 {
-	if (!(__atomic_fetch_and(&dp->sig_pending, ~bit, __ATOMIC_ACQ_REL) &
-		bit))
+	if (!(ULT_PFETCH_AND_ACQREL(&dp->sig_pending, ~bit) & bit))
 		return (0);
-	__atomic_sub_fetch(&ult__dropin_nqueued, 1, __ATOMIC_RELAXED);
+	ULT_PSUB_FETCH(&ult__dropin_nqueued, 1);
 	return (1);
 }
 
@@ -71,8 +69,7 @@ ult__dropin_signals_uc(struct dp_thread *dp, void *uc)
 	for (;;) {
 		struct ult_thread *ut = ult__self_ut();
 		uint64_t open = ut != NULL ? ~ut->sigmask : ~(uint64_t)0;
-		uint64_t bits =
-		    __atomic_load_n(&dp->sig_pending, __ATOMIC_ACQUIRE) & open;
+		uint64_t bits = ULT_PLD_ACQ(&dp->sig_pending) & open;
 		uint64_t bit;
 
 		if (bits == 0)
@@ -117,7 +114,7 @@ static struct {
 static void
 sc_lock(void)
 {
-	while (__atomic_exchange_n(&sc.lock, 1, __ATOMIC_ACQUIRE))
+	while (ULT_PXCHG_ACQ(&sc.lock, 1))
 		ult__cpu_relax();
 }
 
@@ -135,8 +132,8 @@ sc_unlock(void)
 	}
 	moved = acc != sc.accepted || wt != sc.waited;
 	sc.accepted = acc;
-	__atomic_store_n(&sc.waited, wt, __ATOMIC_RELEASE);
-	__atomic_store_n(&sc.lock, 0, __ATOMIC_RELEASE);
+	ULT_PST_REL(&sc.waited, wt);
+	ULT_PST_REL(&sc.lock, 0);
 	if (moved && sc.efd >= 0 && write(sc.efd, &one, sizeof(one)) < 0)
 		(void)0; /* saturated: the catcher looks anyway */
 }
@@ -154,8 +151,7 @@ ult__dropin_sig_wait(struct dp_thread *dp, uint64_t set)
 {
 	sc_lock();
 	count(sc.waiting, dp->sigwait_set, -1);
-	__atomic_add_fetch(&sc.nwaiters, (set != 0) - (dp->sigwait_set != 0),
-	    __ATOMIC_RELAXED);
+	ULT_PADD_FETCH(&sc.nwaiters, (set != 0) - (dp->sigwait_set != 0));
 	dp->sigwait_set = set;
 	count(sc.waiting, set, 1);
 	sc_unlock();
@@ -167,10 +163,10 @@ ult__dropin_sig_wait(struct dp_thread *dp, uint64_t set)
 static int
 accepts(struct dp_thread *dp, uint64_t bit, int now)
 {
-	ult_thread_t *u = __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE);
+	ult_thread_t *u = ULT_PLD_ACQ(&dp->ut);
 
 	return (u != NULL && !(u->sigmask & bit) &&
-	    (!now || atomic_load(&u->oncpu) || atomic_load(&u->intr)));
+	    (!now || ULT_LD(&u->oncpu) || ULT_LD(&u->intr))); /* hints */
 }
 
 /*
@@ -201,7 +197,7 @@ taker(int sig, int any)
 void
 ult__dropin_sig_kick(struct dp_thread *dp)
 {
-	ult_thread_t *ut = __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE);
+	ult_thread_t *ut = ULT_PLD_ACQ(&dp->ut);
 
 	/* dp stays allocated while it is live: interrupting a thread that
 	 * has just ended is harmless (its record lives until joined). */
@@ -254,11 +250,11 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 		/* Cancelled in sigwait or sigsuspend. */
 		count(sc.waiting, dp->sigwait_set, -1);
 		if (dp->sigwait_set != 0)
-			__atomic_sub_fetch(&sc.nwaiters, 1, __ATOMIC_RELAXED);
+			ULT_PSUB_FETCH(&sc.nwaiters, 1);
 		dp->sigwait_set = 0;
 		/* Queued on it by the catcher and not taken: the process
 		 * gets them back, for another thread. */
-		left = __atomic_load_n(&dp->sig_pending, __ATOMIC_ACQUIRE);
+		left = ULT_PLD_ACQ(&dp->sig_pending);
 		for (int i = 0; i < 64; i++)
 			if ((left & (1ull << i)) &&
 			    !ult__dropin_unqueue(dp, 1ull << i))
@@ -342,7 +338,7 @@ catch_one(const struct signalfd_siginfo *si)
 	}
 	/* Taken for a waiter that has gone, and blocked by every thread:
 	 * pending again, for the next sigwait or unblocking. */
-	if (!(__atomic_load_n(&sc.accepted, __ATOMIC_RELAXED) & bit)) {
+	if (!(ULT_PLD(&sc.accepted) & bit)) {
 		kill(getpid(), sig);
 		return (1);
 	}
@@ -368,8 +364,7 @@ ult__dropin_catch_signals(void)
 	for (;;) {
 		struct pollfd p[2];
 		uint64_t want =
-		    (__atomic_load_n(&sc.accepted, __ATOMIC_ACQUIRE) |
-			__atomic_load_n(&sc.waited, __ATOMIC_ACQUIRE)) &
+		    (ULT_PLD_ACQ(&sc.accepted) | ULT_PLD_ACQ(&sc.waited)) &
 		    ~ULT_SIGMASK_KEEP & ~(1ull << (SIGURG - 1));
 
 		if (want != acc) {
@@ -425,7 +420,7 @@ pthread_kill(pthread_t t, int sig)
 		return (0);
 	ult__dropin_action(sig, &sa);
 	if (!(sa.sa_flags & SA_SIGINFO)) {
-		ult_thread_t *u = __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE);
+		ult_thread_t *u = ULT_PLD_ACQ(&dp->ut);
 		int blocked = u != NULL && (u->sigmask & (1ull << (sig - 1)));
 
 		/* Blocked, it stays pending for sigwait, as in the kernel. */
@@ -436,8 +431,7 @@ pthread_kill(pthread_t t, int sig)
 		if (sa.sa_handler == SIG_DFL && !blocked)
 			return (dfl_acts(sig) ? kill(getpid(), sig) : 0);
 	}
-	__atomic_fetch_and(&dp->sig_hasinfo, ~(1ull << (sig - 1)),
-	    __ATOMIC_RELAXED);
+	ULT_PFETCH_AND(&dp->sig_hasinfo, ~(1ull << (sig - 1)));
 	ult__dropin_queue(dp, sig);
 	if (dp == ult__dropin_self())
 		ult__dropin_signals(dp);

@@ -46,7 +46,7 @@ bits(const sigset_t *set)
 static int
 take(struct dp_thread *dp, uint64_t want)
 {
-	uint64_t p = __atomic_load_n(&dp->sig_pending, __ATOMIC_ACQUIRE) & want;
+	uint64_t p = ULT_PLD_ACQ(&dp->sig_pending) & want;
 
 	while (p != 0) {
 		uint64_t bit = p & -p;
@@ -90,9 +90,7 @@ wait_sig(struct dp_thread *dp, const sigset_t *set, siginfo_t *si,
 			si->si_code = SI_TKILL;
 			si->si_pid = getpid();
 			si->si_uid = getuid();
-			if (__atomic_fetch_and(&dp->sig_hasinfo, ~bit,
-				__ATOMIC_ACQUIRE) &
-			    bit) {
+			if (ULT_PFETCH_AND_ACQ(&dp->sig_hasinfo, ~bit) & bit) {
 				si->si_code = dp->siginfo[sig - 1].code;
 				si->si_pid = dp->siginfo[sig - 1].pid;
 				si->si_uid = dp->siginfo[sig - 1].uid;
@@ -200,8 +198,7 @@ sigpending(sigset_t *set)
 		return (-1);
 	if ((dp = ult__dropin_self()) == NULL)
 		return (0);
-	mine = __atomic_load_n(&dp->sig_pending, __ATOMIC_ACQUIRE) &
-	    ult__self_ut()->sigmask;
+	mine = ULT_PLD_ACQ(&dp->sig_pending) & ult__self_ut()->sigmask;
 	memcpy(&k, set, sizeof(k));
 	k |= mine;
 	memcpy(set, &k, sizeof(k));
@@ -232,8 +229,7 @@ sigsuspend(const sigset_t *set)
 	ult__dropin_sig_wait(dp, ~m & ~UNWAITABLE);
 	while (!(ran & DP_SIG_RAN)) {
 		ult__dropin_intr_begin();
-		if ((__atomic_load_n(&dp->sig_pending, __ATOMIC_ACQUIRE) &
-			~m) == 0)
+		if ((ULT_PLD_ACQ(&dp->sig_pending) & ~m) == 0)
 			ult_sleep_until(UINT64_MAX);
 		ult__dropin_intr_end();
 		ran = ult__dropin_point();

@@ -134,13 +134,11 @@ ult__dropin_up_slow(void)
 {
 	int s = 0;
 
-	if (__atomic_compare_exchange_n(&up_state, &s, 1, 0, __ATOMIC_ACQ_REL,
-		__ATOMIC_ACQUIRE)) {
-		__atomic_store_n(&starter, syscall(SYS_gettid),
-		    __ATOMIC_RELAXED);
+	if (ULT_PCAS_ACQREL_ACQ(&up_state, &s, 1)) {
+		ULT_PST(&starter, syscall(SYS_gettid));
 		start();
-		__atomic_store_n(&up_state, 2, __ATOMIC_RELEASE);
-		__atomic_store_n(&starter, 0, __ATOMIC_RELAXED);
+		ULT_PST_REL(&up_state, 2);
+		ULT_PST(&starter, 0);
 	}
 }
 
@@ -148,13 +146,13 @@ int
 ult__dropin_up_wait(void)
 {
 	ult__dropin_up();
-	if (__atomic_load_n(&ult__dropin_ready, __ATOMIC_ACQUIRE))
+	if (ULT_PLD_ACQ(&ult__dropin_ready))
 		return (0);
 	/* The starter itself (a malloc of the start creating a thread)
 	 * cannot wait for the start. */
-	if (__atomic_load_n(&starter, __ATOMIC_RELAXED) == syscall(SYS_gettid))
+	if (ULT_PLD(&starter) == syscall(SYS_gettid))
 		return (EAGAIN);
-	while (!__atomic_load_n(&ult__dropin_ready, __ATOMIC_ACQUIRE))
+	while (!ULT_PLD_ACQ(&ult__dropin_ready))
 		ult__rt_sched_yield();
 	return (0);
 }

@@ -106,7 +106,7 @@ self_deadlock(struct dp_mutex *m)
 
 	if (type(m) == PTHREAD_MUTEX_ERRORCHECK)
 		return (EDEADLK);
-	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+	if (!ULT_PXCHG(&said, 1))
 		fprintf(stderr,
 		    "ult-run: a thread locked a default mutex it "
 		    "holds: it waits forever, as POSIX says\n");
@@ -382,10 +382,7 @@ pthread_spin_trylock(pthread_spinlock_t *s)
 {
 	int z = 0;
 
-	return (__atomic_compare_exchange_n(s, &z, 1, 0, __ATOMIC_ACQUIRE,
-		    __ATOMIC_RELAXED)
-		? 0
-		: EBUSY);
+	return (ULT_PCAS_ACQ(s, &z, 1) ? 0 : EBUSY);
 }
 
 int
@@ -394,8 +391,7 @@ pthread_spin_lock(pthread_spinlock_t *s)
 	ult__dropin_up();
 	for (;;) {
 		for (int i = 0; i < 64; i++) {
-			if (__atomic_load_n(s, __ATOMIC_RELAXED) == 0 &&
-			    pthread_spin_trylock(s) == 0)
+			if (ULT_PLD(s) == 0 && pthread_spin_trylock(s) == 0)
 				return (0);
 			__builtin_ia32_pause();
 		}
@@ -407,7 +403,7 @@ pthread_spin_lock(pthread_spinlock_t *s)
 int
 pthread_spin_unlock(pthread_spinlock_t *s)
 {
-	__atomic_store_n(s, 0, __ATOMIC_RELEASE);
+	ULT_PST_REL(s, 0);
 	return (0);
 }
 
@@ -429,7 +425,7 @@ static void
 once_settle(pthread_once_t *o, int v)
 {
 	ult_mutex_lock(&once_mx);
-	__atomic_store_n(o, v, __ATOMIC_RELEASE);
+	ULT_PST_REL(o, v);
 	ult_cond_broadcast(&once_cv);
 	ult_mutex_unlock(&once_mx);
 }
@@ -447,14 +443,12 @@ pthread_once(pthread_once_t *o, void (*fn)(void))
 
 	ult__dropin_up();
 	for (;;) {
-		if ((v = __atomic_load_n(o, __ATOMIC_ACQUIRE)) == ONCE_DONE)
+		if ((v = ULT_PLD_ACQ(o)) == ONCE_DONE)
 			return (0);
-		if (v == 0 &&
-		    __atomic_compare_exchange_n(o, &v, ONCE_RUNNING, 0,
-			__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		if (v == 0 && ULT_PCAS_ACQREL_ACQ(o, &v, ONCE_RUNNING))
 			break;
 		ult_mutex_lock(&once_mx);
-		while (__atomic_load_n(o, __ATOMIC_ACQUIRE) == ONCE_RUNNING)
+		while (ULT_PLD_ACQ(o) == ONCE_RUNNING)
 			ult_cond_wait(&once_cv, &once_mx);
 		ult_mutex_unlock(&once_mx);
 	}

@@ -37,7 +37,7 @@ ult__dropin_self(void)
 unsigned long
 ult__dropin_nthreads(void)
 {
-	return (__atomic_load_n(&nthreads, __ATOMIC_RELAXED));
+	return (ULT_PLD(&nthreads));
 }
 
 struct dp_thread *
@@ -63,7 +63,7 @@ pthread_equal(pthread_t a, pthread_t b)
 static void
 unref(struct dp_thread *dp)
 {
-	if (__atomic_sub_fetch(&dp->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+	if (ULT_PSUB_FETCH_ACQREL(&dp->refs, 1) == 0) {
 		dp->magic = 0;
 		free(dp);
 	}
@@ -78,7 +78,7 @@ finish(struct dp_thread *dp)
 	dp->done = 1;
 	ult_cond_broadcast(&dp->done_cv);
 	ult_mutex_unlock(&dp->done_mx);
-	__atomic_sub_fetch(&nlive, 1, __ATOMIC_RELEASE);
+	ULT_PSUB_FETCH_REL(&nlive, 1);
 }
 
 /* Run dp's function as glibc's start_thread would; pthread_exit and a
@@ -89,7 +89,7 @@ run(struct dp_thread *dp)
 	__pthread_unwind_buf_t ub;
 
 	self_dp = dp;
-	__atomic_store_n(&dp->ut, ult_self(), __ATOMIC_RELEASE);
+	ULT_PST_REL(&dp->ut, ult_self());
 	dp->desc = (void *)ult__rt_pthread_self();
 	memset(&ub, 0, sizeof(ub));
 	/* As glibc's pthread_cleanup_push does: without the signal mask a
@@ -214,8 +214,7 @@ static void
 fork_child(void)
 {
 	if (self_dp != NULL)
-		fork_id =
-		    (uintptr_t)__atomic_load_n(&self_dp->ut, __ATOMIC_RELAXED);
+		fork_id = (uintptr_t)ULT_PLD(&self_dp->ut);
 	self_dp = NULL;
 	ult__dropin_forked = 1;
 }
@@ -261,7 +260,7 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 		dp->detached = 1;
 		dp->refs = 1;
 	}
-	__atomic_add_fetch(&nlive, 1, __ATOMIC_RELAXED);
+	ULT_PADD_FETCH(&nlive, 1);
 	/* The runtime gives the child the creator's mask. */
 	mask =
 	    ult__self_ut() != NULL ? ult__self_ut()->sigmask : ult__rt.sigmask0;
@@ -273,14 +272,14 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	    ? ult__spawn_on(&ut, &ua, start, dp, stack, ua.stack_size)
 	    : ult_spawn(&ut, &ua, start, dp);
 	if (err != 0) {
-		__atomic_sub_fetch(&nlive, 1, __ATOMIC_RELAXED);
+		ULT_PSUB_FETCH(&nlive, 1);
 		ult__dropin_sig_live(dp, mask, 0);
 		free(dp);
 		return (err == ENOMEM || err == ENXIO ? EAGAIN : err);
 	}
 	if (!ua.detached)
-		__atomic_store_n(&dp->ut, ut, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&nthreads, 1, __ATOMIC_RELAXED);
+		ULT_PST_REL(&dp->ut, ut);
+	ULT_PADD_FETCH(&nthreads, 1);
 	return (0);
 }
 
@@ -297,7 +296,7 @@ ult__dropin_ut(struct dp_thread *dp)
 
 	/* The creator stores it right after the spawn; the thread at its
 	 * start.  A handle read in between waits for one of them. */
-	while ((ut = __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE)) == NULL)
+	while ((ut = ULT_PLD_ACQ(&dp->ut)) == NULL)
 		ult_yield();
 	return (ut);
 }
@@ -310,7 +309,7 @@ join(struct dp_thread *dp, void **ret, uint64_t deadline)
 
 	if (dp == self_dp)
 		return (EDEADLK);
-	if (__atomic_load_n(&dp->detached, __ATOMIC_ACQUIRE))
+	if (ULT_PLD_ACQ(&dp->detached))
 		return (EINVAL);
 	/* The wait for the thread's end is a cancellation point; the join
 	 * after it is short. */
@@ -373,7 +372,7 @@ pthread_tryjoin_np(pthread_t t, void **ret)
 			: ESRCH);
 	if (dp == self_dp)
 		return (EDEADLK);
-	if (!__atomic_load_n(&dp->done, __ATOMIC_ACQUIRE))
+	if (!ULT_PLD_ACQ(&dp->done))
 		return (EBUSY);
 	return (join(dp, ret, UINT64_MAX));
 }
@@ -415,7 +414,7 @@ pthread_detach(pthread_t t)
 		return (ult__dropin_forked ? ULT__DROPIN_LIBC(pthread_detach,
 						 int (*)(pthread_t))(t)
 					   : ESRCH);
-	if (__atomic_exchange_n(&dp->detached, 1, __ATOMIC_ACQ_REL))
+	if (ULT_PXCHG_ACQREL(&dp->detached, 1))
 		return (EINVAL);
 	if (dp->is_main)
 		return (0);
@@ -430,7 +429,7 @@ pthread_detach(pthread_t t)
 static void __attribute__((noreturn)) main_exited(struct dp_thread *dp)
 {
 	finish(dp);
-	while (__atomic_load_n(&nlive, __ATOMIC_ACQUIRE) > 0)
+	while (ULT_PLD_ACQ(&nlive) > 0)
 		ult_sleep_ns(1000000);
 	exit(0);
 }
@@ -462,12 +461,9 @@ ult__dropin_point(void)
 
 	if (dp == NULL)
 		return (0);
-	if (__builtin_expect(
-		__atomic_load_n(&dp->sig_pending, __ATOMIC_RELAXED) != 0, 0))
+	if (__builtin_expect(ULT_PLD(&dp->sig_pending) != 0, 0))
 		ran = ult__dropin_signals(dp);
-	if (__builtin_expect(
-		__atomic_load_n(&dp->cancel_pending, __ATOMIC_ACQUIRE) != 0,
-		0) &&
+	if (__builtin_expect(ULT_PLD_ACQ(&dp->cancel_pending) != 0, 0) &&
 	    !dp->cancel_off && !dp->exiting)
 		leave(dp, PTHREAD_CANCELED);
 	return (ran);
@@ -491,7 +487,7 @@ ult__dropin_intr_end(void)
 		ULT_ST(&ut->intr, 0);
 		/* A full fence before the caller reads cancel_pending and
 		 * sig_pending (see ult__sleepq_interrupt). */
-		atomic_exchange(&ut->intr_pending, 0);
+		(void)ULT_XCHG_SC(&ut->intr_pending, 0);
 	}
 }
 
@@ -533,9 +529,11 @@ ult__dropin_wait_intr(int (*wait)(void *, uint64_t), void *obj,
 void
 ult__dropin_interrupt(struct dp_thread *dp)
 {
-	ult_thread_t *ut = __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE);
+	ult_thread_t *ut = ULT_PLD_ACQ(&dp->ut);
 
-	__atomic_add_fetch(&dp->nintr, 1, __ATOMIC_SEQ_CST);
+	/* seq_cst: before the interrupt is posted; pairs with the waiter's
+	 * read of nintr after its wait ends with EINTR. */
+	ULT_PADD_FETCH_SC(&dp->nintr, 1);
 	/* Not started yet: it acts at its first cancellation point. */
 	if (ut != NULL && dp != self_dp)
 		ult__sleepq_interrupt(ut);
@@ -554,8 +552,7 @@ ult__dropin_after_wait(void)
 {
 	struct dp_thread *dp = self_dp;
 
-	if (dp != NULL &&
-	    __atomic_load_n(&dp->sig_pending, __ATOMIC_RELAXED) != 0)
+	if (dp != NULL && ULT_PLD(&dp->sig_pending) != 0)
 		ult__dropin_signals(dp);
 }
 
@@ -576,7 +573,7 @@ pthread_cancel(pthread_t t)
 		return (ult__dropin_forked ? ULT__DROPIN_LIBC(pthread_cancel,
 						 int (*)(pthread_t))(t)
 					   : ESRCH);
-	__atomic_store_n(&dp->cancel_pending, 1, __ATOMIC_RELEASE);
+	ULT_PST_REL(&dp->cancel_pending, 1);
 	ult__dropin_interrupt(dp);
 	if (dp != self_dp)
 		ult__dropin_async_cancel(dp);
@@ -674,8 +671,8 @@ ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
 	ult_attr_init(&ua);
 	ua.stack_size = ult__dropin_main_stack();
 	ua.name = "main";
-	__atomic_store_n(&main_dp, dp, __ATOMIC_RELEASE);
-	__atomic_add_fetch(&nlive, 1, __ATOMIC_RELAXED);
+	ULT_PST_REL(&main_dp, dp);
+	ULT_PADD_FETCH(&nlive, 1);
 	/* main starts with this thread's mask now (a constructor may have
 	 * changed it since the runtime started). */
 	ult__rt.sigmask0 = ult__os_sigmask_get();
@@ -689,7 +686,7 @@ ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
 	if (err != 0)
 		ult__dropin_fatal("cannot start main as a uthread",
 		    strerror(err));
-	__atomic_add_fetch(&nthreads, 1, __ATOMIC_RELAXED);
+	ULT_PADD_FETCH(&nthreads, 1);
 	/* The process ends in the main uthread (exit); this kernel thread
 	 * blocks the program's signals and collects those sent to the
 	 * process for the uthreads. */

@@ -129,7 +129,9 @@ fd_entry(int fd, int create)
 	if (c == NULL && create) {
 		if ((c = calloc(IO_CHUNK, sizeof(*c))) == NULL)
 			return (NULL);
-		if (!atomic_compare_exchange_strong(slot, &expect, c)) {
+		/* seq_cst, as before the explicit form: one chunk wins and
+		 * is published to the ULT_LD_ACQ above; acq_rel would do. */
+		if (!ULT_CAS_SC(slot, &expect, c)) {
 			free(c);
 			c = expect;
 		}
@@ -137,12 +139,15 @@ fd_entry(int fd, int create)
 	return (c != NULL ? &c[fd % IO_CHUNK] : NULL);
 }
 
-/* seq_cst: the loads come before the caller's next system call. */
+/* seq_cst: the loads come before the caller's next system call, and
+ * pair with the poller's increment (fd_event) after the kernel
+ * reported the edge: a try that found nothing either saw the new count
+ * or ran before the edge, whose increment then differs from the snap. */
 static void
 snap_seq(struct ult__io_ref *ref)
 {
 	for (int d = 0; d < 2; d++)
-		ref->seq[d] = atomic_load(&ref->e->seq[d]);
+		ref->seq[d] = ULT_LD_SC(&ref->e->seq[d]);
 }
 
 int
@@ -250,7 +255,7 @@ fd_event(int fd, uint32_t ev)
 			continue;
 		/* Counted before the wakeups, under the lock the sleepers
 		 * compare it under. */
-		atomic_fetch_add(&e->seq[d], 1);
+		(void)ULT_ADD_SC(&e->seq[d], 1); /* pairs with snap_seq */
 		woken += wake_dir(e, d, 0);
 		MPASS(ult__list_empty(&e->q[d]));
 	}
@@ -384,10 +389,12 @@ sleep_on(struct io_fd *e, unsigned dirs, uint64_t deadline)
 			ult__list_insert_tail(&e->q[d], &iw.q[d]);
 	}
 	ult__sleepq_add(&e->chan, &iw.w, "fd");
-	atomic_fetch_add(&ult__io_nwaiting, 1);
+	/* seq_cst: counted before the sleep; the idle loop's poller park
+	 * (park.c) reads it to decide whether anyone waits on I/O. */
+	(void)ULT_ADD_SC(&ult__io_nwaiting, 1);
 	err = ult__sleepq_wait_pri(&e->chan, &iw.w, deadline,
 	    PSOCK | (ULT_LD(&ult__io_boost) ? PRI_SLEEP_BOOST : 0));
-	atomic_fetch_sub(&ult__io_nwaiting, 1);
+	(void)ULT_SUB(&ult__io_nwaiting, 1); /* a count: relaxed */
 	ult__userret();
 	if (err == 0 || err == EBADF) {
 		/* Whoever woke it took it off the queues first, and nobody

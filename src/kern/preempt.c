@@ -306,7 +306,7 @@ ult__preempt_owe(void)
 void
 ult__preempt_kick_thread(struct ult_thread *ut)
 {
-	int cpu = __atomic_load_n(&ut->last_cpu, __ATOMIC_RELAXED);
+	int cpu = ULT_PLD(&ut->last_cpu);
 
 	if (ULT_LD(&ut->oncpu) && cpu >= 0 && cpu < ult__rt.ncpu)
 		ult__preempt_kick(cpu);
@@ -401,7 +401,9 @@ ult__preempt_kick(int cpu)
 		ult__host_nice_restore(w);
 	if (ult__rt.preempt <= 0)
 		return;
-	if (atomic_exchange(&w->kicked, 1) != 0)
+	/* seq_cst, as before the explicit form: one signal in flight;
+	 * the handler's store of 0 (relaxed) reopens it. */
+	if (ULT_XCHG_SC(&w->kicked, 1) != 0)
 		return;
 	ULT_TRACE(TEV_PREEMPT_SENT, preempt_sent, 0, cpu, 0, 0, 0);
 	/* One system call: the pid is cached, the siginfo prepared. */

@@ -255,8 +255,12 @@ ult__sleepq_wait_pri(const void *wchan, struct ult__waiter *w,
 	if (ut == NULL)
 		return (wait_foreign(sc, w, deadline));
 	if (ULT_LD(&ut->intr)) {
-		atomic_store(&ut->wchan, wchan);
-		if (atomic_exchange(&ut->intr_pending, 0)) {
+		/* seq_cst, the Dekker pair with ult__sleepq_interrupt: this
+		 * publishes wchan, then takes intr_pending; the interrupter
+		 * sets intr_pending, then reads wchan.  Either it finds the
+		 * sleeper on its chain or the sleeper finds the mark. */
+		ULT_ST_SC(&ut->wchan, wchan);
+		if (ULT_XCHG_SC(&ut->intr_pending, 0)) {
 			ult__list_remove(&w->link);
 			ULT_ST(&ut->wchan, NULL);
 			mtx_unlock_spin(&sc->lock);
@@ -286,7 +290,7 @@ ult__sleepq_wait_pri(const void *wchan, struct ult__waiter *w,
 	/* seq_cst: the caller reads what the interrupter published before
 	 * its intr_pending after this clear, not before it. */
 	if (w->result == EINTR)
-		atomic_exchange(&ut->intr_pending, 0);
+		(void)ULT_XCHG_SC(&ut->intr_pending, 0);
 	return (w->result);
 }
 
@@ -297,8 +301,10 @@ ult__sleepq_interrupt(struct ult_thread *ut)
 	const void *wchan;
 	struct ult__list *n;
 
-	atomic_store(&ut->intr_pending, 1);
-	if ((wchan = atomic_load(&ut->wchan)) == NULL)
+	/* seq_cst: pairs with ult__sleepq_wait's store of wchan and
+	 * exchange of intr_pending. */
+	ULT_ST_SC(&ut->intr_pending, 1);
+	if ((wchan = ULT_LD_SC(&ut->wchan)) == NULL)
 		return;
 	sc = chain_of(wchan);
 	mtx_lock_spin(&sc->lock);

@@ -108,7 +108,7 @@ snapshot(void)
 	 * its id. */
 	shm.n = shm.nalive = 0;
 	ult__thread_foreach(collect, NULL, 0);
-	__atomic_store_n(&m->seq, m->seq + 1, __ATOMIC_RELAXED);
+	ULT_PST(&m->seq, m->seq + 1);
 	ULT_FENCE(); /* the odd number before any of the data */
 	for (int i = 0; i < ult__rt.nworkers && i < ULT_SHM_CPUS; i++)
 		put_cpu(&m->cpus[i], i);
@@ -122,7 +122,7 @@ snapshot(void)
 	m->nthreads = k;
 	m->nalive = shm.nalive;
 	m->snap_ns = ult__now();
-	__atomic_store_n(&m->seq, m->seq + 1, __ATOMIC_RELEASE);
+	ULT_PST_REL(&m->seq, m->seq + 1);
 }
 
 static void *

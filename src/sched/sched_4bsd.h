@@ -109,7 +109,7 @@ struct runq *bsd_rq_of(int idx);
 static inline int
 pri_of(struct thread *td)
 {
-	return (__atomic_load_n(&td->td_priority, __ATOMIC_RELAXED));
+	return (ULT_PLD(&td->td_priority));
 }
 
 static inline int

@@ -58,7 +58,7 @@ ule_random(void)
 static inline int
 is_batch(struct thread *td)
 {
-	int pri = __atomic_load_n(&td->td_priority, __ATOMIC_RELAXED);
+	int pri = ULT_PLD(&td->td_priority);
 
 	return (pri >= PRI_MIN_BATCH && pri <= PRI_MAX_BATCH);
 }

@@ -50,7 +50,7 @@ check_tdq(struct tdq *tdq, char *buf, size_t len)
 	struct thread *cur = ULT_LD(&tdq->tdq_curthread);
 	/* cur may be going to sleep, its state under another lock than the
 	 * ones held here: only its priority is read, and atomically. */
-	int curpri = __atomic_load_n(&cur->td_priority, __ATOMIC_RELAXED);
+	int curpri = ULT_PLD(&cur->td_priority);
 	int queued = 0, xfer = 0, bestrt = PRI_MAX + 1;
 
 	for (int r = 0; r < 3; r++) {
@@ -164,7 +164,7 @@ ule_dump(int cpu, void (*out)(void *, const char *), void *arg)
 	    tdq->tdq_idx, tdq->tdq_ridx, ULT_LD(&tdq->tdq_switchcnt),
 	    ULT_LD(&tdq->tdq_oldswitchcnt), (void *)cur,
 	    cur == tdq->tdq_idlethread ? " (idle)" : "",
-	    __atomic_load_n(&cur->td_priority, __ATOMIC_RELAXED));
+	    ULT_PLD(&cur->td_priority));
 	out(arg, line);
 	runq_dump("realtime", &tdq->tdq_realtime, out, arg);
 	runq_dump("timeshare", &tdq->tdq_timeshare, out, arg);

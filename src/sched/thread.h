@@ -108,21 +108,20 @@ struct thread {
 static inline void
 td_set_pri(struct thread *td, int pri)
 {
-	__atomic_store_n(&td->td_priority, (uint8_t)pri, __ATOMIC_RELAXED);
+	ULT_PST(&td->td_priority, (uint8_t)pri);
 }
 
 static inline void
 td_set_user_pri(struct thread *td, int pri)
 {
-	__atomic_store_n(&td->td_user_pri, (uint8_t)pri, __ATOMIC_RELAXED);
+	ULT_PST(&td->td_user_pri, (uint8_t)pri);
 }
 
 /* Nonzero if the thread must pass through sched userret (lock-free). */
 static inline int
 td_userret_pending(struct thread *td)
 {
-	return (__atomic_load_n(&td->td_priority, __ATOMIC_RELAXED) !=
-	    __atomic_load_n(&td->td_user_pri, __ATOMIC_RELAXED));
+	return (ULT_PLD(&td->td_priority) != ULT_PLD(&td->td_user_pri));
 }
 
 #define TD_IS_RUNNING(td) ((td)->td_state == TDS_RUNNING)

@@ -74,6 +74,40 @@ extern atomic_int ult__tsan_fence;
 #define ULT_PCAS(p, expp, v)                                               \
 	__atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_SEQ_CST, \
 	    __ATOMIC_SEQ_CST)
+/* The same with other orders: _RLX relaxed both ways; _ACQ_ACQ and
+ * _ACQREL_ACQ also acquire on failure (the value seen is used). */
+#define ULT_PCAS_RLX(p, expp, v)                                           \
+	__atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_RELAXED, \
+	    __ATOMIC_RELAXED)
+#define ULT_PCAS_ACQ_ACQ(p, expp, v)                                       \
+	__atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_ACQUIRE, \
+	    __ATOMIC_ACQUIRE)
+#define ULT_PCAS_ACQREL_ACQ(p, expp, v)                                    \
+	__atomic_compare_exchange_n((p), (expp), (v), 0, __ATOMIC_ACQ_REL, \
+	    __ATOMIC_ACQUIRE)
+/* Sequentially consistent loads and stores of plain objects; each use
+ * names the access it pairs with. */
+#define ULT_PLD_SC(p) __atomic_load_n((p), __ATOMIC_SEQ_CST)
+#define ULT_PST_SC(p, v) __atomic_store_n((p), (v), __ATOMIC_SEQ_CST)
+/* Read-modify-writes of plain objects: the _FETCH forms return the new
+ * value, FETCH_ the old one; the suffix is the order (none: relaxed). */
+#define ULT_PADD_FETCH(p, v) __atomic_add_fetch((p), (v), __ATOMIC_RELAXED)
+#define ULT_PADD_FETCH_SC(p, v) __atomic_add_fetch((p), (v), __ATOMIC_SEQ_CST)
+#define ULT_PSUB_FETCH(p, v) __atomic_sub_fetch((p), (v), __ATOMIC_RELAXED)
+#define ULT_PSUB_FETCH_REL(p, v) __atomic_sub_fetch((p), (v), __ATOMIC_RELEASE)
+#define ULT_PSUB_FETCH_ACQREL(p, v) \
+	__atomic_sub_fetch((p), (v), __ATOMIC_ACQ_REL)
+#define ULT_PFETCH_SUB_SC(p, v) __atomic_fetch_sub((p), (v), __ATOMIC_SEQ_CST)
+#define ULT_PXCHG(p, v) __atomic_exchange_n((p), (v), __ATOMIC_RELAXED)
+#define ULT_PXCHG_ACQ(p, v) __atomic_exchange_n((p), (v), __ATOMIC_ACQUIRE)
+#define ULT_PXCHG_ACQREL(p, v) __atomic_exchange_n((p), (v), __ATOMIC_ACQ_REL)
+#define ULT_PFETCH_AND(p, v) __atomic_fetch_and((p), (v), __ATOMIC_RELAXED)
+#define ULT_PFETCH_AND_ACQ(p, v) __atomic_fetch_and((p), (v), __ATOMIC_ACQUIRE)
+#define ULT_PFETCH_AND_ACQREL(p, v) \
+	__atomic_fetch_and((p), (v), __ATOMIC_ACQ_REL)
+#define ULT_PFETCH_OR(p, v) __atomic_fetch_or((p), (v), __ATOMIC_RELAXED)
+#define ULT_PFETCH_OR_REL(p, v) __atomic_fetch_or((p), (v), __ATOMIC_RELEASE)
+#define ULT_PFETCH_OR_ACQREL(p, v) __atomic_fetch_or((p), (v), __ATOMIC_ACQ_REL)
 
 #define ULT_LIKELY(x) __builtin_expect(!!(x), 1)
 #define ULT_UNLIKELY(x) __builtin_expect(!!(x), 0)
