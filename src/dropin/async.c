@@ -15,10 +15,7 @@
  */
 #include <dlfcn.h>
 
-#include "kern/preempt.h"
-#include "kern/runtime.h"
-#include "kern/uthread.h"
-#include "kern/worker.h"
+#include "runtime.h"
 #include "dropin.h"
 
 static int

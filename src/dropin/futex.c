@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "dropin.h"
-#include "api/sync.h"
+#include "runtime.h"
 
 /* The kernel's futex call: every argument a long, as syscall() reads
  * them. */

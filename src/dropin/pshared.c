@@ -33,10 +33,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kern/preempt.h"
-#include "kern/runtime.h"
-#include "kern/uthread.h"
-#include "kern/worker.h"
+#include "runtime.h"
 #include "dropin.h"
 
 #define PS_SLICE_MIN_NS 100000u

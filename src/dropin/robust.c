@@ -20,7 +20,7 @@
 #include <sched.h>
 
 #include "dropin.h"
-#include "api/sync.h"
+#include "runtime.h"
 
 /* The kind for a process-private mutex with these attributes. */
 int

@@ -32,6 +32,7 @@
 #include "api/sync.h"
 #include "kern/preempt.h"
 #include "kern/runtime.h"
+#include "kern/sigmask.h"
 #include "kern/signals.h"
 #include "kern/sleepq.h"
 #include "kern/uthread.h"

@@ -21,11 +21,7 @@
 
 #include "arch/cpu.h"
 
-#include "kern/preempt.h"
-#include "kern/runtime.h"
-#include "kern/signals.h"
-#include "kern/uthread.h"
-#include "kern/worker.h"
+#include "runtime.h"
 #include "dropin.h"
 
 #ifndef SS_AUTODISARM

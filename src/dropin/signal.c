@@ -13,11 +13,7 @@
 
 #include "arch/cpu.h"
 
-#include "kern/runtime.h"
-#include "kern/worker.h"
-#include "kern/uthread.h"
-#include "kern/signals.h"
-#include "kern/sigmask.h"
+#include "runtime.h"
 #include "dropin.h"
 
 static int

@@ -14,11 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kern/preempt.h"
-#include "kern/runtime.h"
-#include "kern/signals.h"
-#include "kern/uthread.h"
-#include "kern/worker.h"
+#include "runtime.h"
 #include "dropin.h"
 
 #define UNWAITABLE ((1ull << (SIGKILL - 1)) | (1ull << (SIGSTOP - 1)))

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "dropin.h"
-#include "api/sync.h"
+#include "runtime.h"
 
 _Static_assert(sizeof(struct dp_mutex) == sizeof(pthread_mutex_t),
     "pthread_mutex_t size");

@@ -17,11 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "kern/runtime.h"
-#include "kern/worker.h"
-#include "kern/uthread.h"
+#include "runtime.h"
 #include "dropin.h"
-#include "kern/sleepq.h"
 
 static __thread struct dp_thread *self_dp;
 static unsigned long _Atomic nthreads;

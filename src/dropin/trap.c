@@ -32,9 +32,7 @@
 #include <sys/syscall.h>
 #include <ucontext.h>
 
-#include "kern/runtime.h"
-#include "kern/worker.h"
-#include "kern/uthread.h"
+#include "runtime.h"
 #include "dropin.h"
 
 #ifndef PR_SET_SYSCALL_USER_DISPATCH
