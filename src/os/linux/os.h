@@ -65,8 +65,12 @@ void ult__os_sigmask(uint64_t mask);
 uint64_t ult__os_sigmask_get(void);
 void ult__os_block_async_signals(void);
 
-/* The OS CPUs this process may run on, in order; returns how many. */
+/* The OS CPUs this process may run on, in order; returns how many.  The
+ * mask is kept: threads the runtime starts from a pinned worker take it
+ * (ult__os_attr_cpus) instead of that worker's one CPU. */
 int ult__os_cpus(int *cpus, int max);
+/* Give attr the mask the last ult__os_cpus saw (none seen: leave it). */
+void ult__os_attr_cpus(pthread_attr_t *attr);
 /* Pin the calling kernel thread to one OS CPU; 0 or an errno. */
 int ult__os_pin(int oscpu);
 void ult__os_set_name(const char *name);
