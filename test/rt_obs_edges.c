@@ -12,11 +12,13 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "obs/shm_layout.h"
 #include "rt_test.h"
 #include "test.h"
 
@@ -137,4 +139,75 @@ test_poll_preempt_no_eintr(void)
 	CHECK_EQ(ult_shutdown(), 0);
 	close(idle_pipe[0]);
 	close(idle_pipe[1]);
+}
+
+/* ---- the statistics segment's name, taken before ult_init ---- */
+
+/* In a child: make /dev/shm/ult-<pid> with mode, start the runtime with
+ * ULT_SHM=1 (its stderr to a file), and say what became of the file. */
+static void
+shm_precreated_child(mode_t mode, int *adopted, int *said)
+{
+	char path[64], err[64], buf[512];
+	struct stat before, after;
+	ssize_t n;
+	int fd, efd;
+
+	snprintf(path, sizeof(path), "/dev/shm/ult-%d", (int)getpid());
+	snprintf(err, sizeof(err), "/tmp/ult-test-shm-%d", (int)getpid());
+	CHECK((fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600)) >= 0);
+	CHECK_EQ(fchmod(fd, mode), 0);
+	CHECK_EQ(fstat(fd, &before), 0);
+	close(fd);
+	CHECK((efd = open(err, O_RDWR | O_CREAT | O_TRUNC, 0600)) >= 0);
+	CHECK(dup2(efd, 2) == 2);
+	CHECK_EQ(setenv("ULT_SHM", "1", 1), 0);
+	rt_init(1, 0);
+	/* The runtime runs either way. */
+	ult_yield();
+	CHECK_EQ(stat(path, &after), 0);
+	*adopted = after.st_ino == before.st_ino;
+	CHECK_EQ(ult_shutdown(), 0);
+	n = pread(efd, buf, sizeof(buf) - 1, 0);
+	buf[n > 0 ? n : 0] = '\0';
+	*said = strstr(buf, "ULT_SHM") != NULL;
+	if (*adopted) {
+		/* Never written: size and mode as they were. */
+		CHECK_EQ(after.st_size, 0);
+		CHECK_EQ(after.st_mode & 0777, mode);
+	} else {
+		CHECK_EQ(after.st_size, (off_t)sizeof(struct ult_shm));
+		CHECK_EQ(after.st_mode & 0777, 0600);
+	}
+	(void)unlink(path);
+	(void)unlink(err);
+}
+
+static void
+shm_precreated_run(mode_t mode, int want_adopted, int want_said)
+{
+	pid_t pid;
+	int st;
+
+	CHECK((pid = fork()) >= 0);
+	if (pid == 0) {
+		int adopted, said;
+
+		shm_precreated_child(mode, &adopted, &said);
+		_exit(adopted == want_adopted && said == want_said ? 0 : 3);
+	}
+	CHECK_EQ(waitpid(pid, &st, 0), pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ(WEXITSTATUS(st), 0);
+}
+
+void
+test_shm_precreated(void)
+{
+	/* Readable by others (as a local attacker would leave it): left
+	 * alone, refused with a message, and no segment. */
+	shm_precreated_run(0666, 1, 1);
+	/* Like a segment this user's dead process of the same pid left:
+	 * replaced by a new one, silently. */
+	shm_precreated_run(0600, 0, 0);
 }
