@@ -20,6 +20,7 @@
 #include "stack.h"
 #include "preempt.h"
 #include "signals.h"
+#include "../obs/dump.h"
 #include "../obs/shm.h"
 #include "../obs/stats.h"
 #include "tls.h"
@@ -161,7 +162,7 @@ configure(const struct ult_config *cfg, int nos)
 		return (EINVAL);
 
 	if ((r = ult__stats_configure()) != 0 ||
-	    (r = ult__shm_configure()) != 0)
+	    (r = ult__shm_configure()) != 0 || (r = ult__dump_configure()) != 0)
 		return (r);
 	ult__rt.preempt = cfg != NULL ? cfg->preempt : 0;
 	if (ult__rt.preempt == 0) {
@@ -176,6 +177,7 @@ configure(const struct ult_config *cfg, int nos)
 static void
 teardown(int workers, int clock, int policy)
 {
+	ult__dump_stop();
 	ult__shm_stop();
 	ult__blocking_fini();
 	if (clock)
@@ -259,6 +261,10 @@ start(const struct ult_config *cfg)
 	if ((err = ult__clock_start()) != 0)
 		goto fail_workers;
 	ult__shm_start();
+	if ((err = ult__dump_start()) != 0) {
+		teardown(1, 1, 1);
+		return (err);
+	}
 	return (0);
 fail_workers:
 	teardown(1, 0, 1);

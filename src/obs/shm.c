@@ -308,6 +308,12 @@ ult__shm_stop(void)
 	shm.ids = NULL;
 }
 
+int
+ult__shm_active(void)
+{
+	return (shm.fd >= 0);
+}
+
 void
 ult__shm_exit(void)
 {

@@ -14,5 +14,7 @@ void ult__shm_start(void);
 void ult__shm_stop(void);
 /* At process exit with the runtime up: remove the segment's name. */
 void ult__shm_exit(void);
+/* A segment is kept. */
+int ult__shm_active(void);
 
 #endif

@@ -173,6 +173,12 @@ ult__os_gettid(void)
 }
 
 int
+ult__os_raise_self(int sig)
+{
+	return ((int)syscall(SYS_tgkill, getpid(), ult__os_gettid(), sig));
+}
+
+int
 ult__os_thread_alive(int tid)
 {
 	return (syscall(SYS_tgkill, getpid(), tid, 0) == 0 || errno != ESRCH);

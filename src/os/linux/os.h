@@ -77,6 +77,9 @@ void ult__os_set_name(const char *name);
 /* The calling kernel thread's id, and whether thread tid of this process
  * still exists (a tid can be reused: "alive" may be another thread). */
 int ult__os_gettid(void);
+/* Send sig to the calling kernel thread (not raise(): the pthread drop-in
+ * has its own); async-signal-safe. */
+int ult__os_raise_self(int sig);
 int ult__os_thread_alive(int tid);
 /* Thread nice values (host_nice.c): the caller's; set thread tid's,
  * keeping errno; may this process lower a thread's nice down to nice? */
