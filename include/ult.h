@@ -134,13 +134,34 @@ typedef struct ult_config ult_config_t;
  * the sysctl fail with EPERM.  Any other value: EINVAL.
  * Observing (README, "Debugging and tracing"): ULT_TRACE=path writes a
  * Chrome trace-event JSON file at ult_shutdown or exit (a file that
- * cannot be made: ult_init fails with open's errno); ULT_TRACE_BUFFER sets
+ * cannot be made: ult_init fails with open's errno); "%p" in path is the
+ * process's pid, so that every process that inherits the variable and
+ * runs ult (under ult-run, every child) writes its own file.  A path
+ * without "%p" is written only by the first process that traced with it:
+ * ult_init sets ULT_TRACE_PID to its pid in the environment, and a
+ * process that finds another pid there (a child it started) traces
+ * nothing.  ULT_TRACE_BUFFER sets
  * its per-thread ring in records (a power of two, 256..2^24) and
  * ULT_TRACE_FLUSH_MS how often the rings are drained (1..10000, default
  * 2); ULT_STATS=1
  * prints worker and uthread tables to stderr at ult_shutdown or exit;
  * ULT_SHM=1 keeps the statistics segment ult-top reads
- * (/dev/shm/ult-<pid>; 0, the default: none).  Other values: EINVAL.
+ * (/dev/shm/ult-<pid>, made anew with mode 0600; a name somebody else
+ * took is refused with a message on stderr, and the program runs without
+ * a segment; 0, the default: none).  Other values: EINVAL.
+ * With any of the three on, SIGTERM, SIGINT and SIGQUIT, where their
+ * action at ult_init is the default one, first write the trace and the
+ * report and remove the segment (a helper thread does it; at most 10 s),
+ * then end the process with that signal as before.  A signal the program
+ * handles or ignores is left alone (its exit writes them).
+ * ULT_DUMP_SIGNAL=sig (a number, or HUP, USR1, USR2, PWR, WINCH, TTIN,
+ * TTOU, XCPU, VTALRM, PROF, with or without SIG; default none) names a
+ * signal the runtime then takes, whatever its action was: on it the
+ * trace is written (tracing ends there) and the report printed, once,
+ * and the program goes on; as any handled signal, it can cut short a
+ * sleep or a wait of the thread it lands on.  Signals the runtime uses or
+ * that end the process (URG, KILL, STOP, TERM, INT, QUIT, SEGV, BUS, FPE,
+ * ILL, TRAP, SYS, ABRT, 32, 33): EINVAL.
  * Debug builds also read ULT_FAULT=kind:N[,kind:N] (kinds mmap, malloc,
  * thread), which fails the Nth allocation of that kind the process makes,
  * once, to test what a program does then; release builds ignore it.

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -33,6 +34,8 @@
 #include "ult.h"
 
 static const struct ult_shm *seg;
+static int segfd = -1;
+static sigjmp_buf seg_gone; /* a read of the mapping past the file's end */
 static struct ult_shm snap, prev;
 static int have_prev;
 static struct termios saved_tty;
@@ -62,40 +65,96 @@ tty_restore(void)
 	}
 }
 
+static void
+on_sigbus(int sig)
+{
+	(void)sig;
+	siglongjmp(seg_gone, 1);
+}
+
+static void __attribute__((noreturn)) truncated(void)
+{
+	fprintf(stderr,
+	    "ult-top: the segment was truncated under ult-top "
+	    "(not the runtime's doing)\n");
+	exit(1);
+}
+
+/* The segment is a file anybody can have made or can change: it is used
+ * only if it is a regular file of the process's own user, of the layout's
+ * size, and every read of it is checked (take). */
 static int
 attach(int pid)
 {
-	char path[64];
-	struct stat st;
+	char path[64], proc[32];
+	struct stat st, pst;
+	struct sigaction sa;
 	int fd;
 
 	snprintf(path, sizeof(path), "/dev/shm/ult-%d", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
 		fprintf(stderr,
 		    "ult-top: %s: %s (is %d a running ult process started "
 		    "with ULT_SHM=1?)\n",
 		    path, strerror(errno), pid);
 		return (-1);
 	}
-	if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(struct ult_shm)) {
-		fprintf(stderr, "ult-top: %s: not a ult statistics segment\n",
-		    path);
+	snprintf(proc, sizeof(proc), "/proc/%d", pid);
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_size != (off_t)sizeof(struct ult_shm)) {
+		fprintf(stderr,
+		    "ult-top: %s: not a ult statistics segment (%lld bytes, "
+		    "expected %zu)\n",
+		    path, (long long)st.st_size, sizeof(struct ult_shm));
+		close(fd);
+		return (-1);
+	}
+	if (stat(proc, &pst) == 0 && pst.st_uid != st.st_uid) {
+		fprintf(stderr,
+		    "ult-top: %s: owned by uid %ld, but process %d runs as "
+		    "uid %ld: not its segment\n",
+		    path, (long)st.st_uid, pid, (long)pst.st_uid);
 		close(fd);
 		return (-1);
 	}
 	seg = mmap(NULL, sizeof(struct ult_shm), PROT_READ, MAP_SHARED, fd, 0);
-	close(fd);
 	if (seg == MAP_FAILED) {
 		perror("ult-top: mmap");
+		close(fd);
 		return (-1);
 	}
-	if (seg->magic != ULT_SHM_MAGIC || seg->version != ULT_SHM_VERSION) {
+	segfd = fd;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigbus;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+	if (sigsetjmp(seg_gone, 1) != 0)
+		truncated();
+	if (seg->magic != ULT_SHM_MAGIC || seg->version != ULT_SHM_VERSION ||
+	    seg->size != sizeof(struct ult_shm)) {
 		fprintf(stderr,
 		    "ult-top: %s: a segment of another ult version (%u)\n",
 		    path, seg->version);
 		return (-1);
 	}
 	return (0);
+}
+
+/* What a snapshot says is only trusted within the layout's bounds. */
+static void
+sanitize(struct ult_shm *m)
+{
+	if (m->nthreads > ULT_SHM_THREADS)
+		m->nthreads = ULT_SHM_THREADS;
+	if (m->nworkers < 0 || m->nworkers > ULT_SHM_CPUS)
+		m->nworkers = m->nworkers < 0 ? 0 : ULT_SHM_CPUS;
+	if (m->ncpu < 0 || m->ncpu > m->nworkers)
+		m->ncpu = m->nworkers;
+	m->policy[sizeof(m->policy) - 1] = '\0';
+	for (uint32_t i = 0; i < m->nthreads; i++) {
+		m->threads[i].name[sizeof(m->threads[i].name) - 1] = '\0';
+		m->threads[i].wchan[sizeof(m->threads[i].wchan) - 1] = '\0';
+	}
 }
 
 /* A consistent copy, between two equal even sequence numbers, of a
@@ -105,9 +164,20 @@ static int
 take(void)
 {
 	static uint32_t last;
+	struct stat st;
 
+	/* The file can shrink under the mapping (its owner can truncate
+	 * it): a read past its end raises SIGBUS, which on_sigbus turns
+	 * into the message. */
+	if (sigsetjmp(seg_gone, 1) != 0)
+		truncated();
 	for (int tries = 0; tries < 2000; tries++) {
-		uint32_t s = __atomic_load_n(&seg->seq, __ATOMIC_ACQUIRE);
+		uint32_t s;
+
+		if (fstat(segfd, &st) != 0 ||
+		    st.st_size < (off_t)sizeof(struct ult_shm))
+			truncated();
+		s = __atomic_load_n(&seg->seq, __ATOMIC_ACQUIRE);
 
 		if ((s & 1) || s == last) {
 			usleep(1000);
@@ -122,10 +192,7 @@ take(void)
 		if (__atomic_load_n(&seg->seq, __ATOMIC_RELAXED) == s &&
 		    s != 0) {
 			last = s;
-			if (snap.nthreads > ULT_SHM_THREADS)
-				snap.nthreads = ULT_SHM_THREADS;
-			if (snap.nworkers > ULT_SHM_CPUS)
-				snap.nworkers = ULT_SHM_CPUS;
+			sanitize(&snap);
 			return (0);
 		}
 		usleep(1000);

@@ -132,6 +132,8 @@ submit(struct job *j)
 		return (0); /* a busy helper takes it next */
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* Not the creating worker's one CPU: the process's. */
+	ult__os_attr_cpus(&attr);
 	if (ult__fault(ULT__FAULT_THREAD))
 		err = EAGAIN;
 	else

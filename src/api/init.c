@@ -14,6 +14,7 @@
 #include "../kern/tls.h"
 #include "../kern/uthread.h"
 #include "../kern/worker.h"
+#include "../obs/dump.h"
 #include "../obs/shm.h"
 #include "../obs/stats.h"
 #include "../obs/trace.h"
@@ -24,8 +25,9 @@
  * In the order they come up; ult_shutdown and a failed ult_init take
  * them down in reverse.  The machine (worker count, stacks, policy,
  * topology) first; the policy before the workers that call it; the clock,
- * which ticks the workers, after them; the statistics segment last, once
- * everything it shows runs.
+ * which ticks the workers, after them; the statistics segment once
+ * everything it shows runs, and last the signal dump, which writes the
+ * trace, the report and the segment when a signal ends the process.
  */
 static const struct ult__subsys *const subsystems[] = {
     &ult__machine_subsys,
@@ -46,6 +48,7 @@ static const struct ult__subsys *const subsystems[] = {
     &ult__blocking_subsys,
     &ult__shm_subsys,
     &ult__chaos_subsys,
+    &ult__dump_subsys,
 };
 #define NSUBSYS ((int)(sizeof(subsystems) / sizeof(subsystems[0])))
 

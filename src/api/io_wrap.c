@@ -466,6 +466,19 @@ poll_helper(void *arg)
 	return ((void *)(intptr_t)poll(c->fds, c->nfds, c->timeout));
 }
 
+/* poll(2) with no wait, from a uthread.  Linux fails even that with EINTR
+ * when a handled signal arrives, and the runtime's preemption signal is
+ * one: a probe has no wait for a signal to cut short, so it asks again. */
+static int
+poll_probe(struct pollfd *fds, nfds_t nfds)
+{
+	int saved = errno, r;
+
+	while ((r = poll(fds, nfds, 0)) < 0 && errno == EINTR)
+		errno = saved;
+	return (r);
+}
+
 int
 ult_poll(struct pollfd *fds, nfds_t nfds, int timeout)
 {
@@ -474,9 +487,9 @@ ult_poll(struct pollfd *fds, nfds_t nfds, int timeout)
 	void *ret;
 	int r, err;
 
-	if (!in_uthread() || timeout == 0)
+	if (!in_uthread())
 		return (poll(fds, nfds, timeout));
-	if ((r = poll(fds, nfds, 0)) != 0)
+	if ((r = poll_probe(fds, nfds)) != 0 || timeout == 0)
 		return (r);
 	deadline = timeout < 0 ? 0 : ult__now() + (uint64_t)timeout * 1000000u;
 	if (nfds == 0) {
@@ -495,7 +508,7 @@ ult_poll(struct pollfd *fds, nfds_t nfds, int timeout)
 		if (err == EINTR)
 			goto interrupted;
 		if (err == 0 || err == EBADF) {
-			if ((r = poll(fds, 1, 0)) != 0 || err == EBADF)
+			if ((r = poll_probe(fds, 1)) != 0 || err == EBADF)
 				return (r);
 			continue;
 		}

@@ -9,6 +9,15 @@
  * host may deschedule while it holds one of those locks: so it is off
  * unless asked for.  A segment that cannot be made is no error: ult-top
  * then says it finds none.
+ *
+ * The name is guessable and /dev/shm is everybody's: the segment is only
+ * ever a file this process made (O_EXCL), mode 0600.  A name that is
+ * taken is either a segment left by a dead process of this user with the
+ * same pid, which is removed and made anew, or somebody else's, which is
+ * refused.  The snapshot is built in memory of the process's own and
+ * written with pwrite, not through a mapping: a file its owner truncates
+ * (the same user) then grows back, where a mapping would raise SIGBUS in
+ * the publisher.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -17,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../kern/runtime.h"
@@ -30,8 +41,9 @@
 #define PERIOD_NS 500000000ull
 
 static struct {
-	int want; /* ULT_SHM, read by ult__shm_configure */
-	struct ult_shm *m;
+	int want;	   /* ULT_SHM, read by ult__shm_configure */
+	struct ult_shm *m; /* the process's copy, written to fd */
+	int fd;
 	char name[32];
 	pthread_t thread;
 	atomic_uint stop;
@@ -39,7 +51,7 @@ static struct {
 	struct ult_thread **uts; /* this snapshot's, with their ids */
 	uint64_t *ids;
 	uint32_t n, nalive;
-} shm;
+} shm = {.fd = -1};
 
 static void
 collect(struct ult_thread *ut, void *arg)
@@ -98,6 +110,31 @@ put_thread(struct ult_shm_thread *o, const struct ult_thread_info *in)
 }
 
 static void
+write_at(const void *p, size_t n, off_t off)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t k = pwrite(shm.fd, c, n, off);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return; /* a full /dev/shm: this snapshot is torn */
+		c += k;
+		n -= (size_t)k;
+		off += k;
+	}
+}
+
+static void
+seq_write(void)
+{
+	write_at(&shm.m->seq, sizeof(shm.m->seq),
+	    offsetof(struct ult_shm, seq));
+}
+
+static void
 snapshot(void)
 {
 	struct ult_shm *m = shm.m;
@@ -108,8 +145,10 @@ snapshot(void)
 	 * its id. */
 	shm.n = shm.nalive = 0;
 	ult__thread_foreach(collect, NULL, 0);
-	ULT_PST(&m->seq, m->seq + 1);
-	ULT_FENCE(); /* the odd number before any of the data */
+	m->seq++;
+	/* The odd number before any of the data, the even one after it: a
+	 * reader's copy between two equal even ones is whole. */
+	seq_write();
 	for (int i = 0; i < ult__rt.nworkers && i < ULT_SHM_CPUS; i++)
 		put_cpu(&m->cpus[i], i);
 	for (uint32_t i = 0; i < shm.n; i++) {
@@ -122,7 +161,10 @@ snapshot(void)
 	m->nthreads = k;
 	m->nalive = shm.nalive;
 	m->snap_ns = ult__now();
-	ULT_PST_REL(&m->seq, m->seq + 1);
+	write_at(m,
+	    offsetof(struct ult_shm, threads) + k * sizeof(m->threads[0]), 0);
+	m->seq++;
+	seq_write();
 }
 
 static void *
@@ -177,29 +219,57 @@ ult__shm_configure(void)
 	return (0);
 }
 
+/* A new segment, O_EXCL: -1 if the name is taken by what is not a dead
+ * process's segment of this user (said on stderr), or on another error. */
+static int
+create(void)
+{
+	int flags = O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	struct stat st;
+	int fd;
+
+	if ((fd = shm_open(shm.name, flags, 0600)) >= 0 || errno != EEXIST)
+		return (fd);
+	/* The pid in the name is this process's, so whoever made the file
+	 * either was a process of this pid before (dead: its stale
+	 * segment), or made it on purpose.  Only the first is removed, and
+	 * only if it looks like a segment: a regular file of this user,
+	 * not readable by others. */
+	if ((fd = shm_open(shm.name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC, 0)) <
+		0 ||
+	    fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
+		fprintf(stderr,
+		    "ult: ULT_SHM: /dev/shm%s exists and is not a segment this "
+		    "user left (owner %ld, mode %03o): no statistics segment\n",
+		    shm.name, fd >= 0 ? (long)st.st_uid : -1L,
+		    fd >= 0 ? (unsigned)(st.st_mode & 07777) : 0u);
+		if (fd >= 0)
+			close(fd);
+		return (-1);
+	}
+	close(fd);
+	(void)shm_unlink(shm.name);
+	return (shm_open(shm.name, flags, 0600));
+}
+
 void
 ult__shm_start(void)
 {
-	int fd;
-
 	if (!shm.want)
 		return;
 	sweep();
 	snprintf(shm.name, sizeof(shm.name), "/ult-%d", (int)getpid());
-	fd = shm_open(shm.name, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
+	if ((shm.fd = create()) < 0)
 		return;
-	if (ftruncate(fd, sizeof(struct ult_shm)) != 0 ||
-	    (shm.m = mmap(NULL, sizeof(struct ult_shm), PROT_READ | PROT_WRITE,
-		 MAP_SHARED, fd, 0)) == MAP_FAILED) {
-		shm.m = NULL;
-		close(fd);
-		shm_unlink(shm.name);
-		return;
-	}
-	close(fd);
+	shm.m = calloc(1, sizeof(struct ult_shm));
 	shm.uts = calloc(ULT_SHM_THREADS, sizeof(*shm.uts));
 	shm.ids = calloc(ULT_SHM_THREADS, sizeof(*shm.ids));
+	if (shm.m == NULL || shm.uts == NULL || shm.ids == NULL ||
+	    ftruncate(shm.fd, sizeof(struct ult_shm)) != 0) {
+		ult__shm_stop();
+		return;
+	}
 	shm.m->magic = ULT_SHM_MAGIC;
 	shm.m->version = ULT_SHM_VERSION;
 	shm.m->size = sizeof(struct ult_shm);
@@ -208,9 +278,9 @@ ult__shm_start(void)
 	shm.m->nworkers = ult__rt.nworkers;
 	snprintf(shm.m->policy, sizeof(shm.m->policy), "%s",
 	    ult__rt.sched->name);
+	write_at(shm.m, offsetof(struct ult_shm, cpus), 0);
 	ULT_ST(&shm.stop, 0);
-	if (shm.uts == NULL || shm.ids == NULL ||
-	    ult__os_thread(&shm.thread, publisher, NULL) != 0) {
+	if (ult__os_thread(&shm.thread, publisher, NULL) != 0) {
 		ult__shm_stop();
 		return;
 	}
@@ -226,23 +296,31 @@ ult__shm_stop(void)
 		pthread_join(shm.thread, NULL);
 		shm.running = 0;
 	}
-	if (shm.m != NULL) {
-		munmap(shm.m, sizeof(struct ult_shm));
-		shm.m = NULL;
+	if (shm.fd >= 0) {
+		close(shm.fd);
+		shm.fd = -1;
 		shm_unlink(shm.name);
 	}
+	free(shm.m);
+	shm.m = NULL;
 	free(shm.uts);
 	free(shm.ids);
 	shm.uts = NULL;
 	shm.ids = NULL;
 }
 
+int
+ult__shm_active(void)
+{
+	return (shm.fd >= 0);
+}
+
 void
 ult__shm_exit(void)
 {
 	/* At exit the publisher may be mid-snapshot: take the name away,
-	 * leave the mapping to the process's end. */
-	if (shm.m != NULL)
+	 * leave the descriptor to the process's end. */
+	if (shm.fd >= 0)
 		shm_unlink(shm.name);
 }
 

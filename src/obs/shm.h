@@ -14,6 +14,8 @@ void ult__shm_start(void);
 void ult__shm_stop(void);
 /* At process exit with the runtime up: remove the segment's name. */
 void ult__shm_exit(void);
+/* A segment is kept. */
+int ult__shm_active(void);
 
 struct ult__subsys;
 extern const struct ult__subsys ult__shm_subsys;

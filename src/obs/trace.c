@@ -34,6 +34,7 @@
  * there may be many: its ring is smaller. */
 #define OTHER_RING 4096u
 #define FLUSH_MS 2 /* the flusher's period, by default */
+#define ULT_TRACE_OWNER "ULT_TRACE_PID"
 
 int ult__trace_on;
 
@@ -300,17 +301,60 @@ free_all(void)
 	ULT_ST(&tr.all, NULL);
 }
 
+/*
+ * ULT_TRACE is inherited by every process the program starts, and any of
+ * them that runs ult (under ult-run, every dynamically linked one) would
+ * write the same file over the program's.  So "%p" in the name is this
+ * process's pid (each writes its own), and a name without it belongs to
+ * the first process that traced with it: ULT_TRACE_PID, set by that
+ * process, tells a child that the file is not its to write.  0 with the
+ * path in path, -1 if this process writes no trace, or an errno.
+ */
+static int
+trace_path(const char *name, char *path, size_t size)
+{
+	const char *owner = getenv(ULT_TRACE_OWNER);
+	char pid[24], *end;
+	size_t n = 0;
+	long o;
+
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	if (strstr(name, "%p") == NULL) {
+		if (owner != NULL && *owner != '\0') {
+			o = strtol(owner, &end, 10);
+			if (*end == '\0' && o != (long)getpid())
+				return (-1);
+		}
+		if (setenv(ULT_TRACE_OWNER, pid, 1) != 0)
+			return (errno);
+	}
+	for (const char *c = name; *c != '\0'; c++) {
+		const char *add = c[0] == '%' && c[1] == 'p' ? pid : NULL;
+		size_t len = add != NULL ? strlen(add) : 1;
+
+		if (n + len >= size)
+			return (ENAMETOOLONG);
+		memcpy(path + n, add != NULL ? add : c, len);
+		n += len;
+		c += add != NULL;
+	}
+	path[n] = '\0';
+	return (0);
+}
+
 int
 ult__trace_start(void)
 {
-	const char *path = getenv("ULT_TRACE");
-	char raw[4096];
+	const char *name = getenv("ULT_TRACE");
+	char path[4000], raw[4096];
 	int err;
 
-	if (path == NULL || *path == '\0')
+	if (name == NULL || *name == '\0')
 		return (0);
 	if ((err = trace_config()) != 0)
 		return (err);
+	if ((err = trace_path(name, path, sizeof(path))) != 0)
+		return (err < 0 ? 0 : err);
 	if (snprintf(raw, sizeof(raw), "%s.raw", path) >= (int)sizeof(raw))
 		return (ENAMETOOLONG);
 	pthread_mutex_lock(&tr.lock);

@@ -64,6 +64,30 @@ if command -v tmux >/dev/null 2>&1; then
 else
 	echo "tmux not installed: interactive view not tested"
 fi
+# A file of the wrong size under a process's name is refused.
+sleep 30 &
+sp=$!
+printf 'not a segment' > "/dev/shm/ult-$sp"
+if "$top" -b -n 1 "$sp" 2> "$out/err"; then fail "a foreign file was read"; fi
+rm -f "/dev/shm/ult-$sp"
+kill "$sp"
+grep -q "not a ult statistics segment" "$out/err" ||
+	fail "wrong size: $(cat "$out/err")"
+
+# The segment truncated under ult-top (its owner can): a message and exit
+# status 1, not SIGBUS; and the program, which writes it with pwrite, lives
+# on.
+"$top" -b -n 100 -d 0.1 "$pid" > /dev/null 2> "$out/err" &
+tp=$!
+sleep 0.5
+truncate -s 0 "/dev/shm/ult-$pid"
+rc=0
+wait "$tp" || rc=$?
+[ "$rc" = 1 ] || fail "ult-top on a truncated segment: status $rc: $(cat "$out/err")"
+grep -q "truncated" "$out/err" || fail "truncated: $(cat "$out/err")"
+sleep 1.2 # two snapshots of the publisher's into the truncated file
+kill -0 "$pid" || fail "the target died when its segment was truncated"
+
 kill -TERM "$pid"
 wait "$pid" || fail "the target failed at exit"
 pid=

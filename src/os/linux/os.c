@@ -117,12 +117,16 @@ ult__futex_wake(atomic_uint *addr, int n)
 	errno = saved;
 }
 
+static cpu_set_t proc_cpus;
+static int proc_cpus_known;
+
 int
 ult__os_cpus(int *cpus, int max)
 {
 	cpu_set_t set;
 	int n = 0;
 
+	proc_cpus_known = 0;
 	if (sched_getaffinity(0, sizeof(set), &set) != 0) {
 		long c = sysconf(_SC_NPROCESSORS_ONLN);
 
@@ -133,7 +137,17 @@ ult__os_cpus(int *cpus, int max)
 	for (int i = 0; i < CPU_SETSIZE && n < max; i++)
 		if (CPU_ISSET(i, &set))
 			cpus[n++] = i;
+	proc_cpus = set;
+	proc_cpus_known = 1;
 	return (n);
+}
+
+void
+ult__os_attr_cpus(pthread_attr_t *attr)
+{
+	if (proc_cpus_known)
+		(void)pthread_attr_setaffinity_np(attr, sizeof(proc_cpus),
+		    &proc_cpus);
 }
 
 int
@@ -156,6 +170,12 @@ int
 ult__os_gettid(void)
 {
 	return ((int)syscall(SYS_gettid));
+}
+
+int
+ult__os_raise_self(int sig)
+{
+	return ((int)syscall(SYS_tgkill, getpid(), ult__os_gettid(), sig));
 }
 
 int

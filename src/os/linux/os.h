@@ -65,14 +65,21 @@ void ult__os_sigmask(uint64_t mask);
 uint64_t ult__os_sigmask_get(void);
 void ult__os_block_async_signals(void);
 
-/* The OS CPUs this process may run on, in order; returns how many. */
+/* The OS CPUs this process may run on, in order; returns how many.  The
+ * mask is kept: threads the runtime starts from a pinned worker take it
+ * (ult__os_attr_cpus) instead of that worker's one CPU. */
 int ult__os_cpus(int *cpus, int max);
+/* Give attr the mask the last ult__os_cpus saw (none seen: leave it). */
+void ult__os_attr_cpus(pthread_attr_t *attr);
 /* Pin the calling kernel thread to one OS CPU; 0 or an errno. */
 int ult__os_pin(int oscpu);
 void ult__os_set_name(const char *name);
 /* The calling kernel thread's id, and whether thread tid of this process
  * still exists (a tid can be reused: "alive" may be another thread). */
 int ult__os_gettid(void);
+/* Send sig to the calling kernel thread (not raise(): the pthread drop-in
+ * has its own); async-signal-safe. */
+int ult__os_raise_self(int sig);
 int ult__os_thread_alive(int tid);
 /* Thread nice values (host_nice.c): the caller's; set thread tid's,
  * keeping errno; may this process lower a thread's nice down to nice? */
