@@ -281,18 +281,18 @@ void ult__dropin_trap_setup(void);
 int ult__dropin_poll(struct pollfd *fds, nfds_t n, int ms);
 
 /* libc's functions for the runtime and the drop-in (real.c). */
-int ult__rt_pthread_create(pthread_t *t, const pthread_attr_t *a,
+int ult__libc_pthread_create(pthread_t *t, const pthread_attr_t *a,
     void *(*fn)(void *), void *arg);
-void ult__rt_pthread_exit(void *ret) __attribute__((noreturn));
-int ult__rt_epoll_wait(int ep, struct epoll_event *e, int n, int ms);
-int ult__rt_poll(struct pollfd *p, nfds_t n, int ms);
-int ult__rt_clock_nanosleep(clockid_t c, int fl, const struct timespec *r,
+void ult__libc_pthread_exit(void *ret) __attribute__((noreturn));
+int ult__libc_epoll_wait(int ep, struct epoll_event *e, int n, int ms);
+int ult__libc_poll(struct pollfd *p, nfds_t n, int ms);
+int ult__libc_clock_nanosleep(clockid_t c, int fl, const struct timespec *r,
     struct timespec *rem);
-int ult__rt_sched_yield(void);
-long ult__rt_syscall(long nr, ...);
-pthread_t ult__rt_pthread_self(void);
-int ult__rt_pthread_join(pthread_t t, void **ret);
-int ult__rt_pthread_getattr_np(pthread_t t, pthread_attr_t *a);
+int ult__libc_sched_yield(void);
+long ult__libc_syscall(long nr, ...);
+pthread_t ult__libc_pthread_self(void);
+int ult__libc_pthread_join(pthread_t t, void **ret);
+int ult__libc_pthread_getattr_np(pthread_t t, pthread_attr_t *a);
 /*
  * A child forked without exec (thread.c) has no runtime: its only thread,
  * and each it creates, are glibc's, and a handle that is not a uthread's

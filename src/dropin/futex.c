@@ -42,7 +42,8 @@
 static long
 sys_futex(const void *a, long op, long val, long t, const void *a2, long v3)
 {
-	return (ult__rt_syscall(SYS_futex, (long)a, op, val, t, (long)a2, v3));
+	return (
+	    ult__libc_syscall(SYS_futex, (long)a, op, val, t, (long)a2, v3));
 }
 
 /* How long a sleeper waits before it looks at its word again: doubling
@@ -71,7 +72,7 @@ struct fx_bucket {
 static struct fx_bucket buckets[NBUCKET];
 static pthread_once_t buckets_once = PTHREAD_ONCE_INIT;
 /* libc's: any thread may be first, a foreign one included. */
-int ult__rt_pthread_once(pthread_once_t *o, void (*fn)(void));
+int ult__libc_pthread_once(pthread_once_t *o, void (*fn)(void));
 
 static void
 buckets_init(void)
@@ -177,7 +178,7 @@ wake_table(const uint32_t *addr, uint32_t bits, int max)
 	struct fx_waiter *list = NULL;
 	int k;
 
-	ult__rt_pthread_once(&buckets_once, buckets_init);
+	ult__libc_pthread_once(&buckets_once, buckets_init);
 	if (!pending(b))
 		return (0);
 	mtx_lock_spin(&b->lock);
@@ -196,7 +197,7 @@ wait_table(const uint32_t *addr, uint32_t val, uint32_t bits, uint64_t deadline)
 	uint64_t recheck = RECHECK_FIRST_NS, until, now;
 	int r;
 
-	ult__rt_pthread_once(&buckets_once, buckets_init);
+	ult__libc_pthread_once(&buckets_once, buckets_init);
 	ult__waiter_self(&fw.w);
 	fw.addr = addr;
 	fw.bitset = bits;
@@ -272,7 +273,7 @@ requeue_table(const uint32_t *a1, const uint32_t *a2, int nwake, int nmove,
 	struct fx_waiter *list = NULL;
 	struct ult__list *n, *t;
 
-	ult__rt_pthread_once(&buckets_once, buckets_init);
+	ult__libc_pthread_once(&buckets_once, buckets_init);
 	*woken = *moved = 0;
 	lock2(b1, b2);
 	/* seq_cst, as the kernel reads it: after the callers' stores of
@@ -367,7 +368,7 @@ wake_op(uint32_t *a1, int n1, int n2, uint32_t *a2, uint32_t enc, int priv)
 	int k1 = 0, k2 = 0, cond = 0, err;
 	long r;
 
-	ult__rt_pthread_once(&buckets_once, buckets_init);
+	ult__libc_pthread_once(&buckets_once, buckets_init);
 	n1 = n1 <= 0 ? 1 : n1;
 	n2 = n2 <= 0 ? 1 : n2;
 	lock2(b1, b2);
@@ -479,5 +480,5 @@ syscall(long nr, ...)
 		return (ult__dropin_futex((uint32_t *)a[0], (int)a[1],
 		    (uint32_t)a[2], (const struct timespec *)a[3],
 		    (uint32_t *)a[4], (uint32_t)a[5]));
-	return (ult__rt_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
+	return (ult__libc_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]));
 }

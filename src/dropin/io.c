@@ -324,11 +324,11 @@ epoll_wait(int ep, struct epoll_event *ev, int n, int ms)
 
 	ENTER();
 	if (ult_self() == NULL || ms == 0)
-		return (ult__rt_epoll_wait(ep, ev, n, ms));
+		return (ult__libc_epoll_wait(ep, ev, n, ms));
 	if (ms > 0)
 		deadline = ult_now() + (uint64_t)ms * 1000000u;
 	for (;;) {
-		if ((r = ult__rt_epoll_wait(ep, ev, n, 0)) != 0)
+		if ((r = ult__libc_epoll_wait(ep, ev, n, 0)) != 0)
 			return (r);
 		ult__dropin_intr_begin();
 		err = ult_wait_fd(ep, ULT_IN, deadline, &rev);

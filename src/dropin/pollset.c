@@ -70,7 +70,7 @@ ult__dropin_poll(struct pollfd *fds, nfds_t n, int ms)
 
 	if (n < 2 || ms == 0 || ult_self() == NULL)
 		return (ult_poll(fds, n, ms));
-	if ((r = ult__rt_poll(fds, n, 0)) != 0)
+	if ((r = ult__libc_poll(fds, n, 0)) != 0)
 		return (r);
 	if ((ep = ep_set(fds, n)) < 0)
 		return (ult_poll(fds, n, ms));
@@ -78,7 +78,7 @@ ult__dropin_poll(struct pollfd *fds, nfds_t n, int ms)
 		deadline = ult_now() + (uint64_t)ms * 1000000u;
 	for (;;) {
 		err = ult_wait_fd(ep, ULT_IN, deadline, &rev);
-		if (err == 0 && (r = ult__rt_poll(fds, n, 0)) == 0)
+		if (err == 0 && (r = ult__libc_poll(fds, n, 0)) == 0)
 			continue; /* drained by somebody else meanwhile */
 		e = errno;
 		close(ep);

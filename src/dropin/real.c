@@ -3,7 +3,7 @@
  * libc's own functions, for the runtime inside libult-pthread.so
  * (DESIGN.md section 14).  The runtime's object is linked into the
  * drop-in with every reference to a name the drop-in interposes renamed
- * to ult__rt_<name> (rename.txt), so that the runtime's workers, clock
+ * to ult__libc_<name> (rename.txt), so that the runtime's workers, clock
  * thread and I/O layer call libc and never the drop-in's stand-ins.  The
  * runtime defines some of those names itself (the lock wrappers of
  * preempt_shim.c, which find libc's code with dlsym); the rest land here
@@ -39,8 +39,8 @@ ult__dropin_next(const char *name, void *_Atomic *slot)
 }
 
 #define FWD(ret, name, params, args)                               \
-	ret ult__rt_##name params;                                 \
-	ret ult__rt_##name params                                  \
+	ret ult__libc_##name params;                               \
+	ret ult__libc_##name params                                \
 	{                                                          \
 		static void *_Atomic slot;                         \
 		ret(*f) params =                                   \
@@ -104,7 +104,7 @@ FWD(ult__sighandler, signal, (int s, ult__sighandler h), (s, h))
 
 /* syscall() is variadic: forward six longs, all the kernel takes. */
 long
-ult__rt_syscall(long nr, ...)
+ult__libc_syscall(long nr, ...)
 {
 	static void *_Atomic slot;
 	long (*f)(long, ...) =
@@ -121,7 +121,7 @@ ult__rt_syscall(long nr, ...)
 
 /* pthread_exit does not return: no FWD. */
 void
-ult__rt_pthread_exit(void *ret)
+ult__libc_pthread_exit(void *ret)
 {
 	static void *_Atomic slot;
 	void (*f)(void *) =

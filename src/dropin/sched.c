@@ -65,7 +65,7 @@ clock_nanosleep(clockid_t clock, int flags, const struct timespec *t,
 	if (clock == CLOCK_BOOTTIME)
 		clock = CLOCK_MONOTONIC;
 	if (clock != CLOCK_REALTIME && clock != CLOCK_MONOTONIC)
-		return (ult__rt_clock_nanosleep(clock, flags, t, rem));
+		return (ult__libc_clock_nanosleep(clock, flags, t, rem));
 	if (t->tv_sec < 0)
 		return (EINVAL); /* the kernel's answer, absolute or not */
 	err = (flags & TIMER_ABSTIME)
@@ -306,12 +306,12 @@ pthread_getattr_np(pthread_t t, pthread_attr_t *a)
 	int err;
 
 	if (dp == NULL)
-		return (ult__rt_pthread_getattr_np(t, a));
+		return (ult__libc_pthread_getattr_np(t, a));
 	ult__dropin_ut(dp);
 	while (ULT_PLD_ACQ(&dp->desc) == NULL)
 		ult_yield();
 	/* The block's descriptor has the uthread's stack bounds. */
-	if ((err = ult__rt_pthread_getattr_np((pthread_t)dp->desc, a)) != 0)
+	if ((err = ult__libc_pthread_getattr_np((pthread_t)dp->desc, a)) != 0)
 		return (err);
 	pthread_attr_setdetachstate(a,
 	    dp->detached ? PTHREAD_CREATE_DETACHED : PTHREAD_CREATE_JOINABLE);

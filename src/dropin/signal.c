@@ -375,7 +375,7 @@ ult__dropin_catch_signals(void)
 		}
 		p[0] = (struct pollfd){.fd = sfd, .events = POLLIN};
 		p[1] = (struct pollfd){.fd = sc.efd, .events = POLLIN};
-		if (ult__rt_poll(p, 2, -1) < 0)
+		if (ult__libc_poll(p, 2, -1) < 0)
 			continue;
 		if (p[1].revents & POLLIN)
 			while (read(sc.efd, &v, sizeof(v)) > 0)

@@ -153,7 +153,7 @@ ult__dropin_up_wait(void)
 	if (ULT_PLD(&starter) == syscall(SYS_gettid))
 		return (EAGAIN);
 	while (!ULT_PLD_ACQ(&ult__dropin_ready))
-		ult__rt_sched_yield();
+		ult__libc_sched_yield();
 	return (0);
 }
 

@@ -48,7 +48,8 @@ ult__dropin_of(pthread_t t)
 pthread_t
 pthread_self(void)
 {
-	return (self_dp != NULL ? (pthread_t)self_dp : ult__rt_pthread_self());
+	return (
+	    self_dp != NULL ? (pthread_t)self_dp : ult__libc_pthread_self());
 }
 
 int
@@ -87,7 +88,7 @@ run(struct dp_thread *dp)
 
 	self_dp = dp;
 	ULT_PST_REL(&dp->ut, ult_self());
-	dp->desc = (void *)ult__rt_pthread_self();
+	dp->desc = (void *)ult__libc_pthread_self();
 	memset(&ub, 0, sizeof(ub));
 	/* As glibc's pthread_cleanup_push does: without the signal mask a
 	 * jmp_buf needs only the part the unwind buffer has. */
@@ -240,7 +241,7 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	int err;
 
 	if (ult__dropin_forked)
-		return (ult__rt_pthread_create(t, a, fn, arg));
+		return (ult__libc_pthread_create(t, a, fn, arg));
 	if ((err = ult__dropin_up_wait()) != 0)
 		return (err);
 	if ((dp = dp_new()) == NULL)
@@ -353,7 +354,7 @@ pthread_join(pthread_t t, void **ret)
 
 	ult__dropin_point();
 	if (dp == NULL)
-		return (t == 0 ? ESRCH : ult__rt_pthread_join(t, ret));
+		return (t == 0 ? ESRCH : ult__libc_pthread_join(t, ret));
 	return (join(dp, ret, UINT64_MAX));
 }
 
@@ -435,7 +436,7 @@ static void __attribute__((noreturn)) leave(struct dp_thread *dp, void *ret)
 {
 	dp->exiting = 1;
 	dp->ret = ret;
-	ult__rt_pthread_exit(ret);
+	ult__libc_pthread_exit(ret);
 }
 
 void
@@ -444,7 +445,7 @@ pthread_exit(void *ret)
 	struct dp_thread *dp = self_dp;
 
 	if (dp == NULL)
-		ult__rt_pthread_exit(ret);
+		ult__libc_pthread_exit(ret);
 	leave(dp, ret);
 }
 

@@ -102,7 +102,7 @@ on_sigsys(int sig, siginfo_t *si, void *ctx)
 		if (ut != NULL)
 			ut->td.td_pinned--;
 	} else {
-		r = ult__rt_syscall(g[REG_RAX], g[REG_RDI], g[REG_RSI],
+		r = ult__libc_syscall(g[REG_RAX], g[REG_RDI], g[REG_RSI],
 		    g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9]);
 	}
 	g[REG_RAX] = r == -1 ? -errno : r;
