@@ -433,6 +433,10 @@ test_io_loopback(void)
 
 /* ---- ult_poll ---- */
 
+/* Main writes only once the first poll has timed out: on a loaded host
+ * the uthread may start later than any sleep of main's. */
+static atomic_int poll_timed_out;
+
 static void *
 poll_body(void *arg)
 {
@@ -440,6 +444,7 @@ poll_body(void *arg)
 
 	(void)arg;
 	CHECK_EQ(ult_poll(p, 1, 10), 0); /* times out */
+	atomic_store(&poll_timed_out, 1);
 	CHECK_EQ(ult_poll(p, 1, -1), 1); /* main writes */
 	CHECK(p[0].revents & POLLIN);
 	CHECK_EQ(ult_poll(p, 2, -1), 1); /* through a helper */
@@ -455,8 +460,11 @@ test_io_poll(void)
 
 	rt_init(2, 0);
 	CHECK_EQ(pipe(wf_pipe), 0);
+	atomic_store(&poll_timed_out, 0);
 	CHECK_EQ(ult_spawn(&t, NULL, poll_body, NULL), 0);
-	usleep(20000);
+	while (!atomic_load(&poll_timed_out))
+		usleep(1000);
+	usleep(5000); /* most likely asleep in the second poll by now */
 	CHECK_EQ(write(wf_pipe[1], "x", 1), 1);
 	CHECK_EQ(ult_join(t, NULL), 0);
 	close(wf_pipe[0]);

@@ -54,6 +54,8 @@ ult__io_park_begin(struct ult__worker *w)
 {
 	int none = -1;
 
+	ULT_KASSERT(w == ult__tls_worker,
+	    "ult__io_park_begin: a worker parks only itself");
 	if (w->park_ep < 0 || ULT_LD(&ult__io_nwaiting) == 0 ||
 	    ULT_LD(&owner) >= 0)
 		return (0);
@@ -68,6 +70,8 @@ ult__io_park_begin(struct ult__worker *w)
 void
 ult__io_park_end(struct ult__worker *w)
 {
+	ULT_KASSERT(ULT_LD(&owner) == w->id,
+	    "ult__io_park_end: only the poller's owner leaves it");
 	(void)w;
 	ULT_ST_REL(&owner, -1);
 }
@@ -89,6 +93,8 @@ ult__io_park_wait(struct ult__worker *w)
 	uint64_t v;
 	int saved = ult__errno();
 
+	ULT_KASSERT(w == ult__tls_worker && ULT_LD(&owner) == w->id,
+	    "ult__io_park_wait: only the poller's owner sleeps in it");
 	if (epoll_wait(w->park_ep, ev, 2, -1) < 0 && errno != EINTR)
 		(void)0; /* the set is gone: the idle loop goes on anyway */
 	if (read(w->park_efd, &v, sizeof(v)) < 0)
@@ -104,6 +110,8 @@ ult__io_park_unpark(struct ult__worker *w)
 
 	struct ult__worker *me = ult__tls_worker;
 
+	ULT_KASSERT(w->park_efd >= 0,
+	    "ult__io_park_unpark: a worker without a park set");
 	/* Counted as ult__wake_counted counts a futex wake: on the sender. */
 	if (me != NULL)
 		ULT_ST(&me->nfutex_wakes, ULT_LD(&me->nfutex_wakes) + 1);

@@ -64,7 +64,10 @@ park(struct ult__worker *w)
 	unsigned expect = PARK_EMPTY;
 	/* The spare out of service is no poller: it would run nothing an
 	 * event wakes. */
-	int io = !ULT_LD(&w->offline) && ult__io_park_begin(w);
+	int io;
+
+	ULT_KASSERT(w == ult__tls_worker, "park: a worker parks only itself");
+	io = !ULT_LD(&w->offline) && ult__io_park_begin(w);
 
 	/* seq_cst: park_io is stored before PARK_PARKED is published, and
 	 * the claim pairs with ult__worker_unpark's exchange: an unparker
