@@ -237,7 +237,8 @@ ult__witness_switch(struct ult_thread *ut, int flags)
 	atomic_fetch_add(&nreports, 1);
 	say("ult witness: uthread %llu \"%s\" waits (\"%s\") holding %d "
 	    "lock%s taken through libc:\n",
-	    (unsigned long long)ut->id, ut->name, wmesg, n, n == 1 ? "" : "s");
+	    (unsigned long long)ut->id, ut->name[0] != '\0' ? ut->name : "-",
+	    wmesg, n, n == 1 ? "" : "s");
 	for (int i = 0; i < named; i++)
 		say("ult witness:   %s %p\n", kind_name(ut->wit_libc[i].kind),
 		    ut->wit_libc[i].lock);
@@ -386,10 +387,10 @@ report_reversal(struct ult_thread *ut, const struct reversal *r)
 	    "ult witness:           then %s %p (taken at %s)\n"
 	    "ult witness:   now:         %s %p (taken at %s)\n"
 	    "ult witness:           then %s %p (taken at %s)\n",
-	    (unsigned long long)ut->id, ut->name, kind_name(r->kind_now),
-	    r->first, s1, kind_name(r->kind_held), r->second, s2,
-	    kind_name(r->kind_held), r->second, s3, kind_name(r->kind_now),
-	    r->first, s4);
+	    (unsigned long long)ut->id, ut->name[0] != '\0' ? ut->name : "-",
+	    kind_name(r->kind_now), r->first, s1, kind_name(r->kind_held),
+	    r->second, s2, kind_name(r->kind_held), r->second, s3,
+	    kind_name(r->kind_now), r->first, s4);
 }
 
 /* Check and record "each held lock, then lock"; a reversal to report

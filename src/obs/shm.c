@@ -116,8 +116,11 @@ snapshot(void)
 		struct ult_thread_info in;
 		ult_thread_t *t = shm.uts[i];
 
-		if (ult_thread_info(t, &in) == 0 && in.id == shm.ids[i])
+		if (ult_thread_info(t, &in) == 0 && in.id == shm.ids[i]) {
+			m->waits[k].obj = (uintptr_t)in.wait_obj;
+			m->waits[k].owner_id = in.wait_owner_id;
 			put_thread(&m->threads[k++], &in);
+		}
 	}
 	m->nthreads = k;
 	m->nalive = shm.nalive;
