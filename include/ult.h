@@ -146,12 +146,13 @@ typedef struct ult_config ult_config_t;
  * ULT_TRACE_FLUSH_MS how often the rings are drained (1..10000, default
  * 2); ULT_STATS=1
  * prints worker and uthread tables to stderr at ult_shutdown or exit;
- * ULT_WITNESS=1 turns on the lock checker (on by default in debug builds;
+ * ULT_WITNESS=1 turns on the lock checker (read-only sysctl ult.witness;
+ * on by default in debug builds;
  * ULT_WITNESS=0 turns it off there): it reports on stderr, once each, a
  * uthread that waits (yields, sleeps, blocks) while it holds a lock taken
  * through libc (pthread mutex, std::mutex, flockfile...), which can hang
  * the process, and ult mutexes or rwlocks taken in both orders, with the
- * call sites (DESIGN.md 4a); off, it costs one predicted branch per lock
+ * call sites (DESIGN.md 4.1); off, it costs one predicted branch per lock
  * call and switch.  A deadlock among uthreads (each waits for a lock the
  * next one owns) is named by ULT_STATS's report, ult-top and gdb
  * (ULT_WITNESS other than 0 or 1: EINVAL).

@@ -28,11 +28,25 @@ witness_init(void)
 	CHECK_EQ(setenv("ULT_WITNESS", "1", 1), 0);
 	CHECK_EQ(ult_init(NULL), 0);
 	CHECK_EQ(ult__witness_on, 1);
+	{
+		long v = 0, one = 1;
+
+		CHECK_EQ(ult_sysctl("ult.witness", &v, NULL), 0);
+		CHECK_EQ(v, 1);
+		CHECK_EQ(ult_sysctl("ult.witness", NULL, &one), EPERM);
+	}
 }
 
 static void
 witness_fini(void)
 {
+	CHECK_EQ(ult_shutdown(), 0);
+	/* A bad value is refused; 0 turns it off, in any build. */
+	CHECK_EQ(setenv("ULT_WITNESS", "2", 1), 0);
+	CHECK_EQ(ult_init(NULL), EINVAL);
+	CHECK_EQ(setenv("ULT_WITNESS", "0", 1), 0);
+	CHECK_EQ(ult_init(NULL), 0);
+	CHECK_EQ(ult__witness_on, 0);
 	CHECK_EQ(ult_shutdown(), 0);
 	CHECK_EQ(unsetenv("ULT_WITNESS"), 0);
 }
@@ -53,6 +67,10 @@ run_in(void *(*fn)(void *), void *arg)
 static pthread_mutex_t plain = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t plain2 = PTHREAD_MUTEX_INITIALIZER;
 
+static ult_sem_t go;
+
+/* Yields, then waits on go (which the test posts once it sleeps there),
+ * holding m. */
 static void *
 yield_holding(void *arg)
 {
@@ -60,10 +78,27 @@ yield_holding(void *arg)
 
 	CHECK_EQ(pthread_mutex_lock(m), 0);
 	ult_yield();
-	ult_sleep_ns(1000);
+	CHECK_EQ(ult_sem_wait(&go), 0);
 	CHECK_EQ(pthread_mutex_unlock(m), 0);
 	ult_yield(); /* nothing held: no report */
 	return (NULL);
+}
+
+static void
+run_holding(pthread_mutex_t *m)
+{
+	struct ult_thread_info in;
+	ult_thread_t *t;
+
+	CHECK_EQ(ult_spawn(&t, NULL, yield_holding, m), 0);
+	for (;;) {
+		CHECK_EQ(ult_thread_info(t, &in), 0);
+		if (in.state == ULT_STATE_SLEEPING && in.wait_obj == &go)
+			break;
+		ult_sleep_ns(1000000);
+	}
+	CHECK_EQ(ult_sem_post(&go), 0);
+	CHECK_EQ(ult_join(t, NULL), 0);
 }
 
 void
@@ -72,14 +107,16 @@ test_witness_libc_wait(void)
 	uint64_t n0;
 
 	witness_init();
+	CHECK_EQ(ult_sem_init(&go, 0), 0);
 	n0 = ult__witness_nreports();
-	run_in(yield_holding, &plain);
-	/* Once for the yield, once for the sleep. */
+	run_holding(&plain);
+	/* Once for the yield, once for the semaphore. */
 	CHECK_EQ(ult__witness_nreports() - n0, 2);
-	run_in(yield_holding, &plain); /* the same again: said already */
+	run_holding(&plain); /* the same again: said already */
 	CHECK_EQ(ult__witness_nreports() - n0, 2);
-	run_in(yield_holding, &plain2); /* another lock */
+	run_holding(&plain2); /* another lock */
 	CHECK_EQ(ult__witness_nreports() - n0, 4);
+	CHECK_EQ(ult_sem_destroy(&go), 0);
 	witness_fini();
 }
 
@@ -332,7 +369,7 @@ void
 test_deadline_consts(void)
 {
 	struct timespec ts;
-	uint64_t before, d;
+	uint64_t before, after, d;
 
 	CHECK_EQ(ULT_DEADLINE_NONE, UINT64_MAX);
 	CHECK(ULT_DEADLINE_NOW != 0 && ULT_DEADLINE_NOW < ult_now());
@@ -361,14 +398,16 @@ test_deadline_consts(void)
 	ts.tv_sec += 100;
 	CHECK_EQ(ult_deadline_ts(CLOCK_MONOTONIC, &ts),
 	    (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
-	/* Realtime: 100 s from the wall clock's now is 100 s from ult_now
-	 * (within the calls' own time). */
+	/* Realtime: 100 s from the wall clock's now is 100 s from ult_now,
+	 * give or take the time these calls took (between the two clocks'
+	 * reads, inside and out). */
 	before = ult_now();
 	CHECK_EQ(clock_gettime(CLOCK_REALTIME, &ts), 0);
 	ts.tv_sec += 100;
 	d = ult_deadline_ts(CLOCK_REALTIME, &ts);
-	CHECK(
-	    d >= before + 100000000000ull && d <= ult_now() + 100000000000ull);
+	after = ult_now();
+	CHECK(d + (after - before) >= before + 100000000000ull &&
+	    d <= after + 100000000000ull);
 	ts.tv_sec = (time_t)(UINT64_MAX / 1000000000u);
 	CHECK_EQ(ult_deadline_ts(CLOCK_MONOTONIC, &ts), ULT_DEADLINE_NONE);
 }
