@@ -223,26 +223,43 @@ lock_once(void *arg)
 	return (NULL);
 }
 
+static void *
+wrlock_and_sleep(void *arg)
+{
+	CHECK_EQ(ult_rwlock_wrlock(arg), 0);
+	atomic_store(&holding, 1);
+	CHECK_EQ(ult_sem_wait(&hold_sem), 0);
+	CHECK_EQ(ult_rwlock_unlock(arg), 0);
+	return (NULL);
+}
+
+static void *
+rdlock_once(void *arg)
+{
+	CHECK_EQ(ult_rwlock_rdlock(arg), 0);
+	CHECK_EQ(ult_rwlock_unlock(arg), 0);
+	return (NULL);
+}
+
 static void
 info_of(ult_thread_t *t, struct ult_thread_info *in)
 {
 	CHECK_EQ(ult_thread_info(t, in), 0);
 }
 
-void
-test_info_wait_owner(void)
+/* An owner that sleeps on hold_sem holding obj, and a waiter for obj:
+ * the waiter names obj and its owner; the owner its semaphore. */
+static void
+owner_case(void *(*own)(void *), void *(*wait)(void *), void *obj)
 {
-	static ult_mutex_t m = ULT_MUTEX_INITIALIZER;
 	struct ult_thread_info io, iw;
 	ult_thread_t *owner, *waiter;
 
-	CHECK_EQ(ult_init(NULL), 0);
-	CHECK_EQ(ult_sem_init(&hold_sem, 0), 0);
 	atomic_store(&holding, 0);
-	CHECK_EQ(ult_spawn(&owner, NULL, own_and_sleep, &m), 0);
+	CHECK_EQ(ult_spawn(&owner, NULL, own, obj), 0);
 	while (!atomic_load(&holding))
 		ult_sleep_ns(1000000);
-	CHECK_EQ(ult_spawn(&waiter, NULL, lock_once, &m), 0);
+	CHECK_EQ(ult_spawn(&waiter, NULL, wait, obj), 0);
 	for (;;) {
 		info_of(owner, &io);
 		info_of(waiter, &iw);
@@ -251,13 +268,26 @@ test_info_wait_owner(void)
 			break;
 		ult_sleep_ns(1000000);
 	}
-	CHECK(iw.wait_obj == (const void *)&m);
+	CHECK(iw.wait_obj == obj);
 	CHECK_EQ(iw.wait_owner_id, io.id);
 	CHECK(io.wait_obj == (const void *)&hold_sem);
 	CHECK_EQ(io.wait_owner_id, 0);
 	CHECK_EQ(ult_sem_post(&hold_sem), 0);
 	CHECK_EQ(ult_join(owner, NULL), 0);
 	CHECK_EQ(ult_join(waiter, NULL), 0);
+}
+
+void
+test_info_wait_owner(void)
+{
+	static ult_mutex_t m = ULT_MUTEX_INITIALIZER;
+	static ult_rwlock_t rw = ULT_RWLOCK_INITIALIZER;
+
+	CHECK_EQ(ult_init(NULL), 0);
+	CHECK_EQ(ult_sem_init(&hold_sem, 0), 0);
+	owner_case(own_and_sleep, lock_once, &m);
+	owner_case(wrlock_and_sleep, rdlock_once, &rw);
+	CHECK_EQ(ult_sem_destroy(&hold_sem), 0);
 	CHECK_EQ(ult_shutdown(), 0);
 }
 
