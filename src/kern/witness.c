@@ -356,12 +356,13 @@ site_name(const void *site, char *buf, size_t len)
 		snprintf(buf, len, "%p (%s+%#lx)", site, di.dli_sname,
 		    (unsigned long)((const char *)site -
 			(const char *)di.dli_saddr));
-	else /* a static function: what addr2line -e takes */
+	else /* a static function: the call's offset, as addr2line -e
+		takes it (the byte before the return address) */
 		snprintf(buf, len, "%p (%s+%#lx)", site,
 		    di.dli_fname != NULL && strrchr(di.dli_fname, '/') != NULL
 			? strrchr(di.dli_fname, '/') + 1
 			: "?",
-		    (unsigned long)((const char *)site -
+		    (unsigned long)((const char *)site - 1 -
 			(const char *)di.dli_fbase));
 }
 
