@@ -15,6 +15,13 @@
  *   its own.  The sync objects, like pthread objects, are usable in the
  *   child only if no other thread held them at the fork.
  * - Deadlines are absolute CLOCK_MONOTONIC times in nanoseconds (ult_now()).
+ *   Two values mean the same to every call that takes one:
+ *   ULT_DEADLINE_NONE (UINT64_MAX) never passes, and ULT_DEADLINE_NOW (1)
+ *   has always passed (the call does what it can without waiting).  The
+ *   literal 0 kept its old meaning per call, for compatibility: "already
+ *   passed" for the timed waits and ult_sleep_until, but "no deadline" for
+ *   ult_wait_fd.  New code should say ULT_DEADLINE_NONE or
+ *   ULT_DEADLINE_NOW.  ult_after() and ult_deadline_ts() make deadlines.
  * - Every struct has a _t typedef (ult_attr_t, ult_cpu_info_t, ...), so
  *   that C++ can name the two whose struct shares its name with a
  *   function (ult_thread_info, ult_cpu_info) without `struct'.
@@ -145,6 +152,16 @@ typedef struct ult_config ult_config_t;
  * ULT_TRACE_FLUSH_MS how often the rings are drained (1..10000, default
  * 2); ULT_STATS=1
  * prints worker and uthread tables to stderr at ult_shutdown or exit;
+ * ULT_WITNESS=1 turns on the lock checker (read-only sysctl ult.witness;
+ * on by default in debug builds;
+ * ULT_WITNESS=0 turns it off there): it reports on stderr, once each, a
+ * uthread that waits (yields, sleeps, blocks) while it holds a lock taken
+ * through libc (pthread mutex, std::mutex, flockfile...), which can hang
+ * the process, and ult mutexes or rwlocks taken in both orders, with the
+ * call sites (DESIGN.md 4.1); off, it costs one predicted branch per lock
+ * call and switch.  A deadlock among uthreads (each waits for a lock the
+ * next one owns) is named by ULT_STATS's report, ult-top and gdb
+ * (ULT_WITNESS other than 0 or 1: EINVAL).
  * ULT_SHM=1 keeps the statistics segment ult-top reads
  * (/dev/shm/ult-<pid>, made anew with mode 0600; a name somebody else
  * took is refused with a message on stderr, and the program runs without
@@ -180,8 +197,40 @@ int ult_init(const struct ult_config *cfg);
  */
 int ult_shutdown(void);
 
+/*
+ * Run fn(arg) as a uthread named "main" and wait for it: the usual body of
+ * a program's main().  Starts the runtime (ult_init(NULL): the environment
+ * configures it) unless it runs already, and then stops it again
+ * (ult_shutdown, which also waits for the detached uthreads) after fn
+ * returns; a runtime that was running is left running.  *ret (if ret is not
+ * NULL) gets fn's return value.  Errors: ult_init's, ult_spawn's and
+ * ult_shutdown's; EINVAL fn NULL; EDEADLK called from a uthread.
+ * Context: foreign thread.  Blocks: yes (until fn returns).
+ */
+int ult_main(void *(*fn)(void *), void *arg, void **ret);
+
 /* CLOCK_MONOTONIC in nanoseconds.  Any context, async-signal-safe. */
 uint64_t ult_now(void);
+
+/* Deadlines every call accepts alike (see the conventions above). */
+#define ULT_DEADLINE_NONE UINT64_MAX
+#define ULT_DEADLINE_NOW ((uint64_t)1)
+
+/* The deadline ns nanoseconds from now, saturating at ULT_DEADLINE_NONE.
+ * Any context, async-signal-safe. */
+uint64_t ult_after(uint64_t ns);
+
+struct timespec;
+/*
+ * The deadline of an absolute time abs on clock (CLOCK_MONOTONIC or
+ * CLOCK_REALTIME, as pthread's timed calls take), so that a POSIX-style
+ * timeout converts in one call.  A realtime time is converted at the call:
+ * later changes to the wall clock do not move the deadline.  abs NULL:
+ * ULT_DEADLINE_NONE; a time already past: ULT_DEADLINE_NOW; another clock
+ * or a tv_nsec outside 0..999999999: 0, which no caller should pass on
+ * (check for it).  Any context.
+ */
+uint64_t ult_deadline_ts(int clock, const struct timespec *abs);
 
 typedef struct ult_thread ult_thread_t;
 
@@ -327,6 +376,16 @@ struct ult_thread_info {
 	/* run-queue delay: from becoming runnable (woken, created,
 	   preempted, yielding) to running, over its nruns runs */
 	uint64_t nruns, rq_delay_avg_ns, rq_delay_max_ns;
+	/* Appended in 0.1 (a caller built against the shorter struct still
+	   gets a struct this size written: rebuild).  While SLEEPING: the
+	   object it waits on (the ult_mutex_t, ult_rwlock_t, ult_cond_t,
+	   ult_sem_t ... address; NULL for a plain sleep) and, for a mutex or
+	   a write-locked rwlock, the id of the uthread that owns it (0: none
+	   known, a foreign owner, or readers).  A cycle of such owners is a
+	   deadlock, which ult-top, ULT_STATS and gdb's `info ult-deadlock'
+	   report. */
+	const void *wait_obj;
+	uint64_t wait_owner_id;
 };
 typedef struct ult_thread_info ult_thread_info_t;
 
@@ -441,7 +500,11 @@ void ult_schedctl_stop(void);
  *                          timeshare thread, FIFO among equals, no slice
  *   ULT_CLASS_REALTIME_RR  the same, round-robin among equals by slice
  *   ULT_CLASS_IDLE         prio 0..31, runs only when nothing else can
- * prio must be 0..31 (ignored for timeshare).  t NULL: the caller.
+ * prio must be 0..31 for every class, as rtprio(2) checks it, and the
+ * timeshare class then ignores it (ult_getclass reports 0): so
+ * ult_setclass(t, ULT_CLASS_TIMESHARE, 99) fails EINVAL, as
+ * sched_setscheduler(2) refuses a priority SCHED_OTHER has no use for.
+ * t NULL: the caller.
  * Errors: ENXIO; EINVAL bad class or prio, or t NULL outside a uthread;
  * ESRCH t has finished.  Context: uthread or foreign.  Blocks: no.
  */
@@ -476,8 +539,9 @@ int ult_getclass(ult_thread_t *t, int *cls, int *prio);
 /*
  * Wait until fd is ready for one of `events' (ULT_IN, ULT_OUT, or both;
  * ULT_ERR and ULT_HUP are always reported) or the absolute deadline passes
- * (0: no deadline).  *revents (if not NULL) gets the poll(2) bits that are
- * ready.  Any number of uthreads may wait on one fd, in either direction;
+ * (ULT_DEADLINE_NONE, or 0 as before: no deadline; ULT_DEADLINE_NOW: look
+ * once).  *revents (if not NULL) gets the poll(2) bits that are ready.
+ * Any number of uthreads may wait on one fd, in either direction;
  * readiness wakes every waiter of its direction, as poll(2) would.
  * Errors: ETIMEDOUT; EBADF fd not open, or closed by ult_close meanwhile;
  * EINVAL events has neither ULT_IN nor ULT_OUT, or fd is beyond the
@@ -552,8 +616,9 @@ int ult_blocking(void *(*fn)(void *), void *arg, void **ret);
  * _init function, and never copy one that is in use.  The fields are
  * private.  Timed waits take absolute CLOCK_MONOTONIC deadlines and
  * return ETIMEDOUT once the deadline has passed; with a deadline already
- * past (0 included) they still succeed if they need not wait, and
- * otherwise time out at once.  UINT64_MAX never passes.
+ * past (0 and ULT_DEADLINE_NOW included) they still succeed if they need
+ * not wait, and otherwise time out at once.  ULT_DEADLINE_NONE
+ * (UINT64_MAX) never passes: the wait is the untimed one.
  *
  * Context for all of them: uthread or foreign thread, not a signal
  * handler.  Functions named lock, wait, rdlock or wrlock block; the

@@ -230,8 +230,53 @@ prev_thread(uint64_t id)
 
 struct row {
 	const struct ult_shm_thread *t;
+	const struct ult_shm_wait *w;
 	double pct;
 };
+
+static const struct ult_shm_thread *
+shown_thread(uint64_t id, uint32_t *ix)
+{
+	for (uint32_t i = 0; i < snap.nthreads; i++)
+		if (snap.threads[i].id == id) {
+			*ix = i;
+			return (&snap.threads[i]);
+		}
+	return (NULL);
+}
+
+/* Cycles of lock owners among the uthreads shown: deadlocks.  Each
+ * uthread waits for at most one owner, so following owners from each
+ * sleeper either ends or comes round; a cycle is printed once, from its
+ * smallest index. */
+static void
+deadlocks(void)
+{
+	for (uint32_t i = 0; i < snap.nthreads; i++) {
+		uint32_t j = i, steps = 0, min = i;
+		const struct ult_shm_thread *t;
+
+		do {
+			if (snap.waits[j].owner_id == 0 ||
+			    shown_thread(snap.waits[j].owner_id, &j) == NULL)
+				break;
+			if (j < min)
+				min = j;
+		} while (j != i && ++steps < snap.nthreads);
+		if (j != i || snap.waits[i].owner_id == 0 || min != i)
+			continue;
+		printf("DEADLOCK:");
+		do {
+			t = &snap.threads[j];
+			printf(" %llu %s (%s %#llx) ->",
+			    (unsigned long long)t->id,
+			    t->name[0] ? t->name : "-", t->wchan,
+			    (unsigned long long)snap.waits[j].obj);
+			(void)shown_thread(snap.waits[j].owner_id, &j);
+		} while (j != i);
+		printf(" %llu\n", (unsigned long long)snap.threads[i].id);
+	}
+}
 
 static int
 by_cpu(const void *a, const void *b)
@@ -292,6 +337,7 @@ frame(int batch, int lines)
 		const struct ult_shm_thread *p = prev_thread(t->id);
 
 		rows[i].t = t;
+		rows[i].w = &snap.waits[i];
 		/* A running thread's runtime is read against a clock that
 		 * may step back a little: never a negative share. */
 		rows[i].pct = p != NULL && dt > 0
@@ -313,12 +359,19 @@ frame(int batch, int lines)
 			snprintf(score, sizeof(score), "%d", t->score);
 		else
 			strcpy(score, "-");
-		printf("%8llu %-20.20s %-6s %4d %4d %4d %5s %6.1f %10.3f %s\n",
+		printf("%8llu %-20.20s %-6s %4d %4d %4d %5s %6.1f %10.3f %s",
 		    (unsigned long long)t->id, t->name[0] ? t->name : "-",
 		    state_name(t->state), t->cpu, t->priority, t->nice, score,
 		    rows[i].pct, (double)t->runtime_ns / 1e9, t->wchan);
+		/* A lock's owner, when it is a uthread. */
+		if (rows[i].w->owner_id != 0)
+			printf(" %#llx owner %llu",
+			    (unsigned long long)rows[i].w->obj,
+			    (unsigned long long)rows[i].w->owner_id);
+		putchar('\n');
 		shown++;
 	}
+	deadlocks();
 	if (batch)
 		putchar('\n');
 	fflush(stdout);

@@ -74,7 +74,7 @@ ult_cond_wait(ult_cond_t *c, ult_mutex_t *m)
 int
 ult_cond_timedwait(ult_cond_t *c, ult_mutex_t *m, uint64_t deadline)
 {
-	return (cond_wait(c, m, deadline ? deadline : 1));
+	return (cond_wait(c, m, ult__sync_deadline(deadline)));
 }
 
 static int

@@ -39,6 +39,7 @@ static const struct ult__subsys *const subsystems[] = {
     &ult__io_subsys,
     &ult__signals_subsys,
     &ult__preempt_subsys,
+    &ult__witness_subsys,
     &ult__policy_subsys,
     &ult__tls_subsys,
     &ult__trace_subsys,

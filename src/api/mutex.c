@@ -64,8 +64,8 @@ ult_mutex_init(ult_mutex_t *m)
 	return (0);
 }
 
-int
-ult_mutex_destroy(ult_mutex_t *m)
+static int
+mtx_destroy_(ult_mutex_t *m)
 {
 	if (m == NULL)
 		return (EINVAL);
@@ -148,17 +148,16 @@ mutex_lock(ult_mutex_t *m, uint64_t deadline)
 	return (r);
 }
 
-int
-ult_mutex_lock(ult_mutex_t *m)
+static int
+mtx_lock_(ult_mutex_t *m)
 {
 	return (mutex_lock(m, 0));
 }
 
-int
-ult_mutex_timedlock(ult_mutex_t *m, uint64_t deadline)
+static int
+mtx_timedlock_(ult_mutex_t *m, uint64_t deadline)
 {
-	/* 0 means "no deadline" inside; as a deadline it has passed. */
-	return (mutex_lock(m, deadline ? deadline : 1));
+	return (mutex_lock(m, ult__sync_deadline(deadline)));
 }
 
 /* The caller owns m: wake waiter w at m's unlock (see the top). */
@@ -222,8 +221,8 @@ ult__mutex_relock(ult_mutex_t *m)
 	return (mutex_lock(m, 0));
 }
 
-int
-ult_mutex_trylock(ult_mutex_t *m)
+static int
+mtx_trylock_(ult_mutex_t *m)
 {
 	uintptr_t self, v = 0;
 
@@ -294,8 +293,8 @@ ult__mutex_unlock_locked(ult_mutex_t *m, uintptr_t self)
 	return (unlock_slow(m, self));
 }
 
-int
-ult_mutex_unlock(ult_mutex_t *m)
+static int
+mtx_unlock_(ult_mutex_t *m)
 {
 	uintptr_t self, v;
 	int r;
@@ -308,5 +307,66 @@ ult_mutex_unlock(ult_mutex_t *m)
 		return (0);
 	r = unlock_slow(m, self);
 	ult__sync_done();
+	return (r);
+}
+
+/* The public calls: with the lock checker on, its hooks around them. */
+static int __attribute__((noinline))
+witness_lock(ult_mutex_t *m, int timed, uint64_t deadline, const void *site)
+{
+	int r;
+
+	if (timed < 2)
+		ult__witness_order(WIT_ULT_MUTEX, m, site);
+	r = timed == 0	 ? mtx_lock_(m)
+	    : timed == 1 ? mtx_timedlock_(m, deadline)
+			 : mtx_trylock_(m);
+	if (r == 0)
+		ult__witness_acquired(WIT_ULT_MUTEX, m, site);
+	return (r);
+}
+
+int
+ult_mutex_lock(ult_mutex_t *m)
+{
+	if (ULT_UNLIKELY(ult__witness_on))
+		return (witness_lock(m, 0, 0, __builtin_return_address(0)));
+	return (mtx_lock_(m));
+}
+
+int
+ult_mutex_timedlock(ult_mutex_t *m, uint64_t deadline)
+{
+	if (ULT_UNLIKELY(ult__witness_on))
+		return (
+		    witness_lock(m, 1, deadline, __builtin_return_address(0)));
+	return (mtx_timedlock_(m, deadline));
+}
+
+int
+ult_mutex_trylock(ult_mutex_t *m)
+{
+	if (ULT_UNLIKELY(ult__witness_on))
+		return (witness_lock(m, 2, 0, __builtin_return_address(0)));
+	return (mtx_trylock_(m));
+}
+
+int
+ult_mutex_unlock(ult_mutex_t *m)
+{
+	int r = mtx_unlock_(m);
+
+	if (ULT_UNLIKELY(ult__witness_on) && r == 0)
+		ult__witness_released(m);
+	return (r);
+}
+
+int
+ult_mutex_destroy(ult_mutex_t *m)
+{
+	int r = mtx_destroy_(m);
+
+	if (ULT_UNLIKELY(ult__witness_on) && r == 0)
+		ult__witness_destroyed(m);
 	return (r);
 }

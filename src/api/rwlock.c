@@ -35,16 +35,16 @@ ult_rwlock_init(ult_rwlock_t *rw)
 	return (0);
 }
 
-int
-ult_rwlock_destroy(ult_rwlock_t *rw)
+static int
+rw_destroy(ult_rwlock_t *rw)
 {
 	if (rw == NULL)
 		return (EINVAL);
 	return (ULT_PLD_ACQ(&rw->_state) != 0 ? EBUSY : 0);
 }
 
-int
-ult_rwlock_tryrdlock(ult_rwlock_t *rw)
+static int
+rw_tryrdlock(ult_rwlock_t *rw)
 {
 	unsigned v;
 
@@ -57,8 +57,8 @@ ult_rwlock_tryrdlock(ult_rwlock_t *rw)
 	return (EBUSY);
 }
 
-int
-ult_rwlock_trywrlock(ult_rwlock_t *rw)
+static int
+rw_trywrlock(ult_rwlock_t *rw)
 {
 	unsigned v = 0;
 
@@ -141,12 +141,12 @@ rdlock_slow(ult_rwlock_t *rw)
 	}
 }
 
-int
-ult_rwlock_rdlock(ult_rwlock_t *rw)
+static int
+rw_rdlock(ult_rwlock_t *rw)
 {
 	int r;
 
-	if (ult_rwlock_tryrdlock(rw) == 0)
+	if (rw_tryrdlock(rw) == 0)
 		return (0);
 	if (rw == NULL)
 		return (EINVAL);
@@ -179,8 +179,8 @@ wrlock_slow(ult_rwlock_t *rw, uintptr_t self)
 	}
 }
 
-int
-ult_rwlock_wrlock(ult_rwlock_t *rw)
+static int
+rw_wrlock(ult_rwlock_t *rw)
 {
 	uintptr_t self;
 	unsigned v = 0;
@@ -253,8 +253,8 @@ rdunlock_slow(ult_rwlock_t *rw)
 	return (1);
 }
 
-int
-ult_rwlock_unlock(ult_rwlock_t *rw)
+static int
+rw_unlock(ult_rwlock_t *rw)
 {
 	unsigned v;
 
@@ -285,4 +285,50 @@ ult_rwlock_unlock(ult_rwlock_t *rw)
 		}
 		v = ULT_PLD(&rw->_state);
 	}
+}
+
+/* The public calls: with the lock checker on, its hooks around them. */
+static int __attribute__((noinline)) witness_lock(ult_rwlock_t *rw,
+    int (*op)(ult_rwlock_t *), int blocking, const void *site)
+{
+	int r;
+
+	if (blocking)
+		ult__witness_order(WIT_ULT_RWLOCK, rw, site);
+	if ((r = op(rw)) == 0)
+		ult__witness_acquired(WIT_ULT_RWLOCK, rw, site);
+	return (r);
+}
+
+#define RW_TAKE(op, blocking)                                       \
+	int ult_rwlock_##op(ult_rwlock_t *rw)                       \
+	{                                                           \
+		if (ULT_UNLIKELY(ult__witness_on))                  \
+			return (witness_lock(rw, rw_##op, blocking, \
+			    __builtin_return_address(0)));          \
+		return (rw_##op(rw));                               \
+	}
+RW_TAKE(tryrdlock, 0)
+RW_TAKE(trywrlock, 0)
+RW_TAKE(rdlock, 1)
+RW_TAKE(wrlock, 1)
+
+int
+ult_rwlock_unlock(ult_rwlock_t *rw)
+{
+	int r = rw_unlock(rw);
+
+	if (ULT_UNLIKELY(ult__witness_on) && r == 0)
+		ult__witness_released(rw);
+	return (r);
+}
+
+int
+ult_rwlock_destroy(ult_rwlock_t *rw)
+{
+	int r = rw_destroy(rw);
+
+	if (ULT_UNLIKELY(ult__witness_on) && r == 0)
+		ult__witness_destroyed(rw);
+	return (r);
 }

@@ -118,7 +118,7 @@ ult_sem_wait(ult_sem_t *s)
 int
 ult_sem_timedwait(ult_sem_t *s, uint64_t deadline)
 {
-	return (sem_sleep(s, deadline ? deadline : 1));
+	return (sem_sleep(s, ult__sync_deadline(deadline)));
 }
 
 int

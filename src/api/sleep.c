@@ -2,7 +2,8 @@
 /*
  * Sleeping and the clock's public face: ult_sleep_until and ult_sleep_ns
  * (a uthread sleeps on its CPU's timer heap, a foreign thread in
- * clock_nanosleep) and ult_now.
+ * clock_nanosleep), ult_now, and the deadline makers ult_after and
+ * ult_deadline_ts.
  */
 #include <errno.h>
 #include <time.h>
@@ -59,4 +60,44 @@ uint64_t
 ult_now(void)
 {
 	return (ult__now_unmarked());
+}
+
+uint64_t
+ult_after(uint64_t ns)
+{
+	uint64_t now = ult__now_unmarked();
+
+	return (ns > ULT_DEADLINE_NONE - now ? ULT_DEADLINE_NONE : now + ns);
+}
+
+uint64_t
+ult_deadline_ts(int clock, const struct timespec *abs)
+{
+	struct timespec now;
+	uint64_t mono, at, cur;
+
+	if (abs == NULL)
+		return (ULT_DEADLINE_NONE);
+	if (abs->tv_nsec < 0 || abs->tv_nsec >= 1000000000L ||
+	    (clock != CLOCK_MONOTONIC && clock != CLOCK_REALTIME))
+		return (0);
+	if (abs->tv_sec < 0)
+		return (ULT_DEADLINE_NOW);
+	/* Past what 64 bits of ns hold (year 2554): never. */
+	if ((uint64_t)abs->tv_sec >= UINT64_MAX / 1000000000u - 1)
+		return (ULT_DEADLINE_NONE);
+	at = (uint64_t)abs->tv_sec * 1000000000u + (uint64_t)abs->tv_nsec;
+	mono = ult__now_unmarked();
+	if (clock == CLOCK_MONOTONIC)
+		cur = mono;
+	else if (clock_gettime(CLOCK_REALTIME, &now) == 0)
+		cur =
+		    (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+	else
+		return (0);
+	if (at <= cur)
+		return (ULT_DEADLINE_NOW);
+	at -= cur;
+	return (
+	    at > ULT_DEADLINE_NONE - 1 - mono ? ULT_DEADLINE_NONE : mono + at);
 }

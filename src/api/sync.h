@@ -35,6 +35,14 @@ ult__sync_done(void)
 	ult__userret();
 }
 
+/* A public timed wait's deadline as the sleep queues take it, where 0 is
+ * "none": ULT_DEADLINE_NONE is none, and the public 0 has passed. */
+static inline uint64_t
+ult__sync_deadline(uint64_t deadline)
+{
+	return (deadline == ULT_DEADLINE_NONE ? 0 : deadline ? deadline : 1);
+}
+
 /* Mutex release without the runtime-exit check, for cond waits, which
  * release the mutex while holding a sleep-queue chain lock. */
 int ult__mutex_unlock_locked(ult_mutex_t *m, uintptr_t self);

@@ -616,6 +616,8 @@ ult_wait_fd(int fd, int events, uint64_t deadline, int *revents)
 		return (EINVAL);
 	if (fd < 0)
 		return (EBADF);
+	if (deadline == ULT_DEADLINE_NONE)
+		deadline = 0; /* the public 0 means none here too */
 	if (ult__self_ut() == NULL) {
 		err = poll_foreign(fd, events, deadline, revents);
 	} else if (!ult__running()) {

@@ -44,6 +44,7 @@
 #include "runtime.h"
 #include "worker.h"
 #include "uthread.h"
+#include "witness.h"
 
 typedef void (*anyfn)(void);
 
@@ -113,33 +114,38 @@ real(struct libc_fn *f)
 
 /* Before an acquisition. */
 static inline struct ult_thread *
-hold(void)
+hold(int kind, const void *lock)
 {
 	struct ult_thread *ut = ult__self_ut();
 
-	if (ut != NULL)
+	if (ut != NULL) {
 		ULT_ST(&ut->nopreempt, ULT_LD(&ut->nopreempt) + 1);
+		if (ULT_UNLIKELY(ult__witness_on))
+			ult__witness_libc_hold(ut, kind, lock);
+	}
 	return (ut);
 }
 
 /* After a release, or an acquisition that failed. */
 static inline void
-drop(struct ult_thread *ut)
+drop(struct ult_thread *ut, const void *lock)
 {
 	int n;
 
 	if (ut == NULL || (n = ULT_LD(&ut->nopreempt)) <= 0)
 		return;
+	if (ULT_UNLIKELY(ult__witness_on))
+		ult__witness_libc_drop(ut, lock);
 	ULT_ST(&ut->nopreempt, n - 1);
 	if (n == 1)
 		ult__preempt_released(ut);
 }
 
 static inline int
-held(struct ult_thread *ut, int r, int acquired)
+held(struct ult_thread *ut, const void *lock, int r, int acquired)
 {
 	if (!acquired)
-		drop(ut);
+		drop(ut, lock);
 	return (r);
 }
 
@@ -163,28 +169,28 @@ typedef int (*file_try_fn)(FILE *);
 int
 ult__shim_mutex_lock(pthread_mutex_t *m)
 {
-	struct ult_thread *ut = hold();
+	struct ult_thread *ut = hold(WIT_PTHREAD_MUTEX, m);
 	int r = REAL(pthread_mutex_lock, mutex_fn)(m);
 
-	return (held(ut, r, MUTEX_ACQUIRED(r)));
+	return (held(ut, m, r, MUTEX_ACQUIRED(r)));
 }
 
 int
 ult__shim_mutex_trylock(pthread_mutex_t *m)
 {
-	struct ult_thread *ut = hold();
+	struct ult_thread *ut = hold(WIT_PTHREAD_MUTEX, m);
 	int r = REAL(pthread_mutex_trylock, mutex_fn)(m);
 
-	return (held(ut, r, MUTEX_ACQUIRED(r)));
+	return (held(ut, m, r, MUTEX_ACQUIRED(r)));
 }
 
 int
 ult__shim_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts)
 {
-	struct ult_thread *ut = hold();
+	struct ult_thread *ut = hold(WIT_PTHREAD_MUTEX, m);
 	int r = REAL(pthread_mutex_timedlock, mutex_timed_fn)(m, ts);
 
-	return (held(ut, r, MUTEX_ACQUIRED(r)));
+	return (held(ut, m, r, MUTEX_ACQUIRED(r)));
 }
 
 int
@@ -193,7 +199,7 @@ ult__shim_mutex_unlock(pthread_mutex_t *m)
 	int r = REAL(pthread_mutex_unlock, mutex_fn)(m);
 
 	if (r == 0)
-		drop(ult__self_ut());
+		drop(ult__self_ut(), m);
 	return (r);
 }
 
@@ -219,10 +225,10 @@ __attribute__((weak)) int
 pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t c,
     const struct timespec *ts)
 {
-	struct ult_thread *ut = hold();
+	struct ult_thread *ut = hold(WIT_PTHREAD_MUTEX, m);
 	int r = REAL(pthread_mutex_clocklock, mutex_clock_fn)(m, c, ts);
 
-	return (held(ut, r, MUTEX_ACQUIRED(r)));
+	return (held(ut, m, r, MUTEX_ACQUIRED(r)));
 }
 
 __attribute__((weak)) int
@@ -233,31 +239,31 @@ pthread_mutex_unlock(pthread_mutex_t *m)
 
 /* rwlocks: read and write locks alike (a preempted reader holds up a
  * writer on its worker just as well). */
-#define RW_LOCK(pub)                                        \
-	__attribute__((weak)) int pub(pthread_rwlock_t *rw) \
-	{                                                   \
-		struct ult_thread *ut = hold();             \
-		int r = REAL(pub, rw_fn)(rw);               \
-                                                            \
-		return (held(ut, r, r == 0));               \
+#define RW_LOCK(pub)                                                  \
+	__attribute__((weak)) int pub(pthread_rwlock_t *rw)           \
+	{                                                             \
+		struct ult_thread *ut = hold(WIT_PTHREAD_RWLOCK, rw); \
+		int r = REAL(pub, rw_fn)(rw);                         \
+                                                                      \
+		return (held(ut, rw, r, r == 0));                     \
 	}
-#define RW_TIMED(pub)                                       \
-	__attribute__((weak)) int pub(pthread_rwlock_t *rw, \
-	    const struct timespec *ts)                      \
-	{                                                   \
-		struct ult_thread *ut = hold();             \
-		int r = REAL(pub, rw_timed_fn)(rw, ts);     \
-                                                            \
-		return (held(ut, r, r == 0));               \
+#define RW_TIMED(pub)                                                 \
+	__attribute__((weak)) int pub(pthread_rwlock_t *rw,           \
+	    const struct timespec *ts)                                \
+	{                                                             \
+		struct ult_thread *ut = hold(WIT_PTHREAD_RWLOCK, rw); \
+		int r = REAL(pub, rw_timed_fn)(rw, ts);               \
+                                                                      \
+		return (held(ut, rw, r, r == 0));                     \
 	}
 #define RW_CLOCK(pub)                                                    \
 	__attribute__((weak)) int pub(pthread_rwlock_t *rw, clockid_t c, \
 	    const struct timespec *ts)                                   \
 	{                                                                \
-		struct ult_thread *ut = hold();                          \
+		struct ult_thread *ut = hold(WIT_PTHREAD_RWLOCK, rw);    \
 		int r = REAL(pub, rw_clock_fn)(rw, c, ts);               \
                                                                          \
-		return (held(ut, r, r == 0));                            \
+		return (held(ut, rw, r, r == 0));                        \
 	}
 
 RW_LOCK(pthread_rwlock_rdlock)
@@ -275,26 +281,28 @@ pthread_rwlock_unlock(pthread_rwlock_t *rw)
 	int r = REAL(pthread_rwlock_unlock, rw_fn)(rw);
 
 	if (r == 0)
-		drop(ult__self_ut());
+		drop(ult__self_ut(), rw);
 	return (r);
 }
 
 __attribute__((weak)) int
 pthread_spin_lock(pthread_spinlock_t *s)
 {
-	struct ult_thread *ut = hold();
+	struct ult_thread *ut =
+	    hold(WIT_PTHREAD_SPIN, (const void *)(uintptr_t)s);
 	int r = REAL(pthread_spin_lock, spin_fn)(s);
 
-	return (held(ut, r, r == 0));
+	return (held(ut, (const void *)(uintptr_t)s, r, r == 0));
 }
 
 __attribute__((weak)) int
 pthread_spin_trylock(pthread_spinlock_t *s)
 {
-	struct ult_thread *ut = hold();
+	struct ult_thread *ut =
+	    hold(WIT_PTHREAD_SPIN, (const void *)(uintptr_t)s);
 	int r = REAL(pthread_spin_trylock, spin_fn)(s);
 
-	return (held(ut, r, r == 0));
+	return (held(ut, (const void *)(uintptr_t)s, r, r == 0));
 }
 
 __attribute__((weak)) int
@@ -303,7 +311,7 @@ pthread_spin_unlock(pthread_spinlock_t *s)
 	int r = REAL(pthread_spin_unlock, spin_fn)(s);
 
 	if (r == 0)
-		drop(ult__self_ut());
+		drop(ult__self_ut(), (const void *)(uintptr_t)s);
 	return (r);
 }
 
@@ -312,24 +320,24 @@ pthread_spin_unlock(pthread_spinlock_t *s)
 __attribute__((weak)) void
 flockfile(FILE *f)
 {
-	(void)hold();
+	(void)hold(WIT_FILE, f);
 	REAL(flockfile, file_fn)(f);
 }
 
 __attribute__((weak)) int
 ftrylockfile(FILE *f)
 {
-	struct ult_thread *ut = hold();
+	struct ult_thread *ut = hold(WIT_FILE, f);
 	int r = REAL(ftrylockfile, file_try_fn)(f);
 
-	return (held(ut, r, r == 0));
+	return (held(ut, f, r, r == 0));
 }
 
 __attribute__((weak)) void
 funlockfile(FILE *f)
 {
 	REAL(funlockfile, file_fn)(f);
-	drop(ult__self_ut());
+	drop(ult__self_ut(), f);
 }
 
 void

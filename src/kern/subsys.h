@@ -59,5 +59,6 @@ extern const struct ult__subsys ult__tls_subsys;
 extern const struct ult__subsys ult__workers_subsys;
 extern const struct ult__subsys ult__clock_subsys;
 extern const struct ult__subsys ult__handoff_subsys;
+extern const struct ult__subsys ult__witness_subsys;
 
 #endif

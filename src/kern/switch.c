@@ -220,6 +220,8 @@ ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
 		ult__preempt_switching(ut, flags);
 	if (ULT_UNLIKELY(ut->chaos_bound | ULT_LD(&ult__chaos_migrate)))
 		ult__chaos_switching(ut, flags);
+	if (ULT_UNLIKELY(ult__witness_on) && (flags & SW_VOL))
+		ult__witness_switch(ut, flags);
 	w->clk_ns = now;
 	w->clk_valid = 1;
 	ntd = ult__rt.sched->switch_(&ut->td, hint ? &hint->td : NULL, flags,

@@ -385,6 +385,7 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 	atomic_init(&ut->ncontested, 0);
 	atomic_init(&ut->oncpu, 0);
 	atomic_init(&ut->nopreempt, 0);
+	ult__witness_thread_init(ut);
 	atomic_init(&ut->sc_nest, 0);
 	atomic_init(&ut->sc_owed, 0);
 	atomic_init(&ut->sc_since, 0);

@@ -761,3 +761,20 @@ ult__ts_claim(const void *obj, uintptr_t self)
 	if (old != NULL)
 		unlend(old);
 }
+
+const void *
+ult__ts_blocked_on(struct ult_thread *ut, uint64_t *owner_id)
+{
+	/* Turnstiles are never freed while uthreads exist, and an owner
+	 * stays allocated while it owns a lock (a racy reader may see a
+	 * recycled one: hang reports only). */
+	struct ult__turnstile *ts = ut->ts_blocked;
+	struct ult_thread *o;
+
+	*owner_id = 0;
+	if (ts == NULL)
+		return (NULL);
+	if ((o = ts->ts_owner) != NULL)
+		*owner_id = o->id;
+	return (ts->ts_obj);
+}

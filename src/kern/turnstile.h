@@ -93,6 +93,11 @@ void ult__ts_wake_lend(struct ult_thread *ut);
  * the owner the waiters lend to. */
 void ult__ts_claim(const void *obj, uintptr_t self);
 
+/* ut's thread lock held (or, for a hang report, nothing): the lock ut
+ * is blocked on, or NULL, and its owner's uthread id in *owner_id (0:
+ * none, foreign or shared). */
+const void *ult__ts_blocked_on(struct ult_thread *ut, uint64_t *owner_id);
+
 /* A uthread's lock state (struct ult_thread's part; locking key there). */
 struct ult__lock_part {
 	struct ult__turnstile *ts_spare;   /* (s) NULL while lent to a lock;

@@ -22,6 +22,7 @@
 #include "stack.h"
 #include "tls.h"
 #include "turnstile.h"
+#include "witness.h"
 
 #if defined(__GNUC__) && !defined(__clang__)
 #define ULT_NOIPA __attribute__((noipa))
@@ -84,6 +85,7 @@ struct ult_thread {
 	struct ult__preempt_part;     /* preempt.h */
 	struct ult__tls_part;	      /* tls.h */
 	struct ult__sig_part;	      /* signals.h */
+	struct ult__witness_part;     /* witness.h */
 	struct ult_thread *free_next; /* (z) thread slab free list */
 };
 

@@ -83,6 +83,15 @@ ult_thread_info(ult_thread_t *t, struct ult_thread_info *out)
 	if (out->state == ULT_STATE_SLEEPING && ULT_LD(&t->wmesg) != NULL)
 		snprintf(out->wchan, sizeof(out->wchan), "%s",
 		    ULT_LD(&t->wmesg));
+	if (out->state == ULT_STATE_SLEEPING) {
+		/* A lock's waiter: the turnstile (its thread lock, held)
+		 * names the owner; a sleeper: its channel, unless that is its
+		 * own timer (a plain sleep). */
+		out->wait_obj = ult__ts_blocked_on(t, &out->wait_owner_id);
+		if (out->wait_obj == NULL &&
+		    ULT_LD(&t->wchan) != (const void *)&t->slp_timer)
+			out->wait_obj = ULT_LD(&t->wchan);
+	}
 	out->nruns = ULT_LD(&t->rqd_n);
 	out->rq_delay_avg_ns =
 	    out->nruns != 0 ? ULT_LD(&t->rqd_sum) / out->nruns : 0;

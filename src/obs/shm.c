@@ -155,14 +155,19 @@ snapshot(void)
 		struct ult_thread_info in;
 		ult_thread_t *t = shm.uts[i];
 
-		if (ult_thread_info(t, &in) == 0 && in.id == shm.ids[i])
+		if (ult_thread_info(t, &in) == 0 && in.id == shm.ids[i]) {
+			m->waits[k].obj = (uintptr_t)in.wait_obj;
+			m->waits[k].owner_id = in.wait_owner_id;
 			put_thread(&m->threads[k++], &in);
+		}
 	}
 	m->nthreads = k;
 	m->nalive = shm.nalive;
 	m->snap_ns = ult__now();
 	write_at(m,
 	    offsetof(struct ult_shm, threads) + k * sizeof(m->threads[0]), 0);
+	write_at(m->waits, k * sizeof(m->waits[0]),
+	    offsetof(struct ult_shm, waits));
 	m->seq++;
 	seq_write();
 }

@@ -41,6 +41,11 @@ struct ult_shm {
 	uint32_t nalive;   /* uthreads alive, which may be more */
 	struct ult_shm_cpu cpus[ULT_SHM_CPUS];
 	struct ult_shm_thread threads[ULT_SHM_THREADS];
+	/* Appended (after every older field, whose offsets stay): for
+	 * threads[i], ult_thread_info's wait_obj and wait_owner_id. */
+	struct ult_shm_wait {
+		uint64_t obj, owner_id;
+	} waits[ULT_SHM_THREADS];
 };
 
 #endif

@@ -18,6 +18,7 @@
 #include "../kern/runtime.h"
 #include "../kern/uthread.h"
 #include "../kern/worker.h"
+#include "deadlock.h"
 #include "stats.h"
 #include "../kern/subsys.h"
 
@@ -289,6 +290,7 @@ ult__stats_report(void)
 	funlockfile(f);
 	fflush(f);
 	pthread_mutex_unlock(&rows_lock);
+	(void)ult__deadlock_report(f, "ult stats: ");
 }
 
 static int

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * A ult program to look at from outside (ult-top, gdb): named uthreads
- * in known states, until SIGTERM or 60 s.  With "abort" it aborts once
+ * in known states, until SIGTERM or 60 s; but for "quick", two of them,
+ * top-left and top-right, deadlocked on two mutexes (so the program ends
+ * with exit, not ult_shutdown).  With "abort" it aborts once
  * they are all in place, leaving a core dump (the gdb test); with
  * "quick" it stops at once (the USDT test).
  */
@@ -50,6 +52,31 @@ spinner(void *arg)
 	return (NULL);
 }
 
+static ult_mutex_t dl_a = ULT_MUTEX_INITIALIZER, dl_b = ULT_MUTEX_INITIALIZER;
+static ult_barrier_t dl_both;
+
+static void *
+dl_left(void *arg)
+{
+	(void)arg;
+	ult_mutex_lock(&dl_a);
+	ult_barrier_wait(&dl_both);
+	atomic_fetch_add(&placed, 1);
+	ult_mutex_lock(&dl_b);
+	return (NULL);
+}
+
+static void *
+dl_right(void *arg)
+{
+	(void)arg;
+	ult_mutex_lock(&dl_b);
+	ult_barrier_wait(&dl_both);
+	atomic_fetch_add(&placed, 1);
+	ult_mutex_lock(&dl_a);
+	return (NULL);
+}
+
 static void
 on_term(int sig)
 {
@@ -74,7 +101,7 @@ int
 main(int argc, char **argv)
 {
 	struct ult_config cfg = {0};
-	ult_thread_t *t[3];
+	ult_thread_t *t[5];
 	int do_abort = argc > 1 && strcmp(argv[1], "abort") == 0;
 	int quick = argc > 1 && strcmp(argv[1], "quick") == 0;
 
@@ -86,7 +113,12 @@ main(int argc, char **argv)
 	spawn(&t[0], "top-sleeper", sem_sleeper);
 	spawn(&t[1], "top-waiter", lock_waiter);
 	spawn(&t[2], "top-spinner", spinner);
-	while (atomic_load(&placed) < 3)
+	if (!quick) {
+		ult_barrier_init(&dl_both, 2);
+		spawn(&t[3], "top-left", dl_left);
+		spawn(&t[4], "top-right", dl_right);
+	}
+	while (atomic_load(&placed) < (quick ? 3 : 5))
 		usleep(1000);
 	usleep(100000); /* the two sleepers reach their sleep */
 	printf("ready %d\n", (int)getpid());
@@ -100,5 +132,7 @@ main(int argc, char **argv)
 	ult_mutex_unlock(&held);
 	for (int i = 0; i < 3; i++)
 		ult_join(t[i], NULL);
+	if (!quick)
+		exit(0); /* the pair never ends */
 	return (ult_shutdown());
 }

@@ -27,6 +27,15 @@ grep -q "ready $pid" "$out/ready" || fail "the target did not start"
 grep -Eq 'top-sleeper +sleep .* sem$' "$out/frame" || fail "no sleeper on sem"
 grep -Eq 'top-waiter +sleep .* mutex$' "$out/frame" || fail "no waiter on mutex"
 grep -Eq 'top-spinner +(run|ready) ' "$out/frame" || fail "no running spinner"
+# The deadlocked pair: each waits for a mutex the other owns.
+lid=$(awk '$2 == "top-left" { print $1; exit }' "$out/frame")
+rid=$(awk '$2 == "top-right" { print $1; exit }' "$out/frame")
+grep -Eq "top-left +sleep .* mutex 0x[0-9a-f]+ owner $rid\$" "$out/frame" ||
+    fail "no owner for top-left's mutex"
+grep -Eq "top-right +sleep .* mutex 0x[0-9a-f]+ owner $lid\$" "$out/frame" ||
+    fail "no owner for top-right's mutex"
+grep -Eq "^DEADLOCK: $lid top-left \(mutex 0x[0-9a-f]+\) -> $rid top-right \(mutex 0x[0-9a-f]+\) -> $lid\$" \
+    "$out/frame" || fail "no deadlock line"
 grep -Eq '^0 +[0-9]+ ' "$out/frame" || fail "no worker 0"
 grep -Eq '^1 +[0-9]+ ' "$out/frame" || fail "no worker 1"
 # The spinner uses most of a CPU: its %CPU in the second frame is large.

@@ -2,7 +2,10 @@
 # ult's gdb extension: the uthreads of a live process or a core file.
 #
 #   info uthreads      id, name, state, worker, priority, wait channel
+#                      and, for a lock, the uthread that owns it
+#   info ult-deadlock  cycles of uthreads waiting for locks each owns
 #   uthread N bt       backtrace of uthread N (its id)
+#   print m            an ult_mutex_t or ult_rwlock_t with its owner
 #
 # Installed under share/gdb/auto-load so that gdb loads it with libult.so;
 # for a program linked with libult.a, load it by hand:
@@ -66,6 +69,49 @@ def _worker(ut):
     return cpu if cpu >= 0 else int(td["td_lastcpu"])
 
 
+# The lock words (src/api/mutex.c, rwlock.c): a mutex's word is its
+# owner's id with flags in the low bits (1 contested, 4 deferred wakeups);
+# bit 2 belongs to the id and marks a foreign thread.  A uthread's id is
+# its struct ult_thread's address.
+MTX_CONTESTED, SYNC_ID_FOREIGN, MTX_DEFERRED = 1, 2, 4
+RW_WRITE, RW_ONE = 1, 8
+
+
+def _owner_name(owner_id):
+    """An owner id as words: uthread N "name", or a foreign thread."""
+    if owner_id == 0:
+        return "nobody"
+    if owner_id & SYNC_ID_FOREIGN:
+        return "a foreign thread (token 0x%x)" % (owner_id & ~7)
+    try:
+        ut = gdb.Value(owner_id).cast(
+            gdb.lookup_type("struct ult_thread").pointer()).dereference()
+        return "uthread %d \"%s\"" % (int(ut["id"]),
+                                      ut["name"].string() or "-")
+    except gdb.error:
+        return "0x%x (unreadable)" % owner_id
+
+
+def _blocked_owner(ut):
+    """(lock, owner ult_thread or None, foreign owner id) for a uthread
+    blocked on a lock's turnstile, else (None, None, 0)."""
+    ts = ut["ts_blocked"]
+    if int(ts) == 0:
+        return None, None, 0
+    obj = ts["ts_obj"]
+    owner = ts["ts_owner"]
+    if int(owner) != 0:
+        return obj, owner.dereference(), 0
+    # No uthread owner on the turnstile: a mutex's word may name a
+    # foreign one.
+    if _string(ut["wmesg"]) == "mutex":
+        word = int(obj.cast(gdb.lookup_type("struct ult_mutex").pointer())
+                   .dereference()["_word"])
+        if word & SYNC_ID_FOREIGN:
+            return obj, None, word & ~(MTX_CONTESTED | MTX_DEFERRED)
+    return obj, None, 0
+
+
 class InfoUthreads(gdb.Command):
     """List the uthreads: id, name, state, worker, priority, wait channel."""
 
@@ -87,11 +133,104 @@ class InfoUthreads(gdb.Command):
                 wchan = "%s (%s)" % (_string(ut["wmesg"]) or "?",
                                      obj.cast(
                                          gdb.lookup_type("void").pointer()))
+                lock, owner, foreign = _blocked_owner(ut)
+                if owner is not None:
+                    wchan += " owner %d \"%s\"" % (
+                        int(owner["id"]), owner["name"].string() or "-")
+                elif foreign:
+                    wchan += " owner " + _owner_name(foreign)
             print("%6d  %-24s %-9s %6d %4d  %s" %
                   (int(ut["id"]), ut["name"].string() or "-", state,
                    _worker(ut), int(ut["td"]["td_priority"]), wchan))
             n += 1
         print("%d uthreads" % n)
+
+
+class InfoUltDeadlock(gdb.Command):
+    """Cycles of uthreads each waiting for a lock the next one owns."""
+
+    def __init__(self):
+        super().__init__("info ult-deadlock", gdb.COMMAND_STATUS)
+
+    def invoke(self, arg, from_tty):
+        waits = {}  # id -> (ut, lock, owner id)
+        for ut in _uthreads():
+            if _state(ut) != "sleeping":
+                continue
+            lock, owner, _ = _blocked_owner(ut)
+            if owner is not None:
+                waits[int(ut["id"])] = (ut, lock, int(owner["id"]))
+        done, n = set(), 0
+        for start in sorted(waits):
+            path, i = [], start
+            while i in waits and i not in done and i not in path:
+                path.append(i)
+                i = waits[i][2]
+            done.update(path)
+            if i not in path:
+                continue
+            cycle = path[path.index(i):]
+            n += 1
+            print("deadlock %d: %d uthreads wait for each other:" %
+                  (n, len(cycle)))
+            for j in cycle:
+                ut, lock, owner = waits[j]
+                print("  uthread %d \"%s\" waits for %s %s, owned by "
+                      "uthread %d \"%s\"" %
+                      (j, ut["name"].string() or "-",
+                       _string(ut["wmesg"]) or "lock",
+                       lock.cast(gdb.lookup_type("void").pointer()), owner,
+                       waits[owner][0]["name"].string() or "-"))
+        if n == 0:
+            print("no deadlock among the uthreads blocked on locks")
+
+
+class _MutexPrinter:
+    """ult_mutex_t: unlocked, or its owner and flags."""
+
+    def __init__(self, val):
+        self.val = val
+
+    def to_string(self):
+        word = int(self.val["_word"])
+        if word == 0:
+            return "ult_mutex_t unlocked"
+        flags = [f for b, f in ((MTX_CONTESTED, "contested"),
+                                (MTX_DEFERRED, "deferred wakeups"))
+                 if word & b]
+        return "ult_mutex_t owned by %s%s" % (
+            _owner_name(word & ~(MTX_CONTESTED | MTX_DEFERRED)),
+            " (%s)" % ", ".join(flags) if flags else "")
+
+
+class _RwlockPrinter:
+    """ult_rwlock_t: unlocked, its writer, or how many readers."""
+
+    def __init__(self, val):
+        self.val = val
+
+    def to_string(self):
+        state = int(self.val["_state"])
+        if state & RW_WRITE:
+            return "ult_rwlock_t write-locked by %s" % _owner_name(
+                int(self.val["_owner"]))
+        if state >= RW_ONE:
+            return "ult_rwlock_t read-locked by %d" % (state // RW_ONE)
+        return "ult_rwlock_t unlocked"
+
+
+def _lookup_printer(val):
+    t = val.type.strip_typedefs()
+    if t.code != gdb.TYPE_CODE_STRUCT:
+        return None
+    if t.tag == "ult_mutex":
+        return _MutexPrinter(val)
+    if t.tag == "ult_rwlock":
+        return _RwlockPrinter(val)
+    return None
+
+
+gdb.pretty_printers.append(_lookup_printer)
 
 
 class _SavedContext(gdb.unwinder.Unwinder):
@@ -216,4 +355,5 @@ class Uthread(gdb.Command):
 
 
 InfoUthreads()
+InfoUltDeadlock()
 Uthread()
