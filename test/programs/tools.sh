@@ -14,7 +14,7 @@ for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
 if [ -z "$missing" ]; then
-	echo "tools: already installed: $pkgs"
+	echo "tools: already installed:" $pkgs
 	exit 0
 fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
