@@ -1,17 +1,20 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-2-Clause
 # Install the Debian programs the real-program tests (test/programs) run
-# under ult-run: sysbench, pigz, xz-utils, zstd, memcached and libjemalloc2.  As root with
+# under ult-run: sysbench, pigz, xz-utils, zstd, memcached, libjemalloc2,
+# lbzip2, ripgrep, python3, redis-server and redis-tools, nginx, curl
+# and wrk.  As root with
 # apt-get; otherwise, or offline, it says what is missing and those tests
 # skip.  Says what it did; always exits 0.
 set -u
-pkgs="sysbench pigz xz-utils zstd memcached libjemalloc2"
+pkgs="sysbench pigz xz-utils zstd memcached libjemalloc2 lbzip2 ripgrep python3
+    redis-server redis-tools nginx curl wrk"
 missing=""
 for p in $pkgs; do
 	dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
 if [ -z "$missing" ]; then
-	echo "tools: already installed: $pkgs"
+	echo "tools: already installed:" $pkgs
 	exit 0
 fi
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1; then
