@@ -43,7 +43,7 @@ struct ult__witness_part {
 
 /* Set once by ult_init (before any uthread runs), read by every hook;
  * read-only sysctl ult.witness. */
-extern int ult__witness_on;
+extern int ult__witness_on __attribute__((visibility("hidden")));
 
 void ult__witness_thread_init(struct ult_thread *ut);
 /* preempt_shim.c, ut not NULL: before an acquisition through libc / after
