@@ -73,6 +73,8 @@ struct dp_thread {
 	uint64_t sig_pending; /* (a) pthread_kill'ed signals, 1..64 */
 	uint64_t sigwait_set; /* signals it waits for in sigwait or
 				 sigsuspend (signal.c's lock) */
+	uint64_t sig_counted; /* its mask less what a running handler
+				 adds (signal.c's lock) */
 	stack_t altstack;     /* what sigaltstack was told (sigact.c) */
 	uint64_t sig_hasinfo; /* (a) sig_pending bits with siginfo[] */
 	struct dp_siginfo siginfo[64];

@@ -195,6 +195,14 @@ taker(int sig, int any)
 		     dp = dp->next_live)
 			if (accepts(dp, bit, now))
 				return (dp);
+	/* Blocked only while a handler runs (its mask, or its own
+	 * signal): natively pending until the handler returns, so queued
+	 * on that thread, which takes it then. */
+	for (struct dp_thread *dp = sc.list; any && dp != NULL;
+	     dp = dp->next_live)
+		if (!(dp->sig_counted & bit) &&
+		    __atomic_load_n(&dp->ut, __ATOMIC_ACQUIRE) != NULL)
+			return (dp);
 	return (NULL);
 }
 
@@ -235,6 +243,7 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 	count(sc.blocked, mask, live ? 1 : -1);
 	sc.nlive += live ? 1 : -1;
 	if (live) {
+		dp->sig_counted = mask;
 		dp->next_live = sc.list;
 		dp->prev_live = NULL;
 		if (sc.list != NULL)
@@ -277,14 +286,19 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 			kill(getpid(), sig);
 }
 
+/* The caller's counted mask moves from old to new. */
 static void
 sig_mask_moved(uint64_t old, uint64_t new)
 {
+	struct dp_thread *dp = ult__dropin_self();
+
 	if (old == new)
 		return;
 	sc_lock();
 	count(sc.blocked, old, -1);
 	count(sc.blocked, new, 1);
+	if (dp != NULL)
+		dp->sig_counted = (dp->sig_counted & ~old) | new;
 	sc_unlock();
 }
 
