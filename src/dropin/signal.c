@@ -434,7 +434,7 @@ pthread_kill(pthread_t t, int sig)
 	if (sig < 0 || sig > 64)
 		return (EINVAL);
 	if (dp == NULL)
-		return (real_kill(t, sig));
+		return (ult__dropin_dead(t) ? ESRCH : real_kill(t, sig));
 	if (sig == 0)
 		return (0);
 	ult__dropin_action(sig, &sa);

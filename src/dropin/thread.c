@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arch/cpu.h"
 #include "kern/runtime.h"
 #include "kern/worker.h"
 #include "kern/uthread.h"
@@ -60,13 +61,44 @@ pthread_equal(pthread_t a, pthread_t b)
 	return (a == b);
 }
 
+int
+ult__dropin_dead(pthread_t t)
+{
+	struct dp_thread *dp = (struct dp_thread *)t;
+
+	return (dp != NULL &&
+	    __atomic_load_n(&dp->magic, __ATOMIC_RELAXED) == DP_DEAD);
+}
+
+/* Records of ended threads, never freed (DP_DEAD): a spin lock over a
+ * push or a pop. */
+static struct {
+	int lock;
+	struct dp_thread *top; /* by next_live */
+} pool;
+
+static void
+pool_lock(void)
+{
+	while (__atomic_exchange_n(&pool.lock, 1, __ATOMIC_ACQUIRE))
+		ult__cpu_relax();
+}
+
+static void
+dp_release(struct dp_thread *dp)
+{
+	__atomic_store_n(&dp->magic, DP_DEAD, __ATOMIC_RELEASE);
+	pool_lock();
+	dp->next_live = pool.top;
+	pool.top = dp;
+	__atomic_store_n(&pool.lock, 0, __ATOMIC_RELEASE);
+}
+
 static void
 unref(struct dp_thread *dp)
 {
-	if (__atomic_sub_fetch(&dp->refs, 1, __ATOMIC_ACQ_REL) == 0) {
-		dp->magic = 0;
-		free(dp);
-	}
+	if (__atomic_sub_fetch(&dp->refs, 1, __ATOMIC_ACQ_REL) == 0)
+		dp_release(dp);
 }
 
 static void
@@ -120,10 +152,18 @@ start(void *arg)
 static struct dp_thread *
 dp_new(void)
 {
-	struct dp_thread *dp = calloc(1, sizeof(*dp));
-	struct dp_thread *me = self_dp;
+	struct dp_thread *dp, *me = self_dp;
 
-	if (dp == NULL)
+	pool_lock();
+	if ((dp = pool.top) != NULL)
+		pool.top = dp->next_live;
+	__atomic_store_n(&pool.lock, 0, __ATOMIC_RELEASE);
+	if (dp != NULL) {
+		/* A stale handle may read the magic meanwhile: dead until
+		 * the record is whole again. */
+		memset((char *)dp + sizeof(dp->magic), 0,
+		    sizeof(*dp) - sizeof(dp->magic));
+	} else if ((dp = calloc(1, sizeof(*dp))) == NULL)
 		return (NULL);
 	dp->magic = DP_MAGIC;
 	dp->refs = 2;
@@ -250,7 +290,7 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	if ((dp = dp_new()) == NULL)
 		return (EAGAIN);
 	if ((err = attrs(a, &ua, dp, &stack)) != 0) {
-		free(dp);
+		dp_release(dp);
 		return (err);
 	}
 	dp->fn = fn;
@@ -275,7 +315,7 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	if (err != 0) {
 		__atomic_sub_fetch(&nlive, 1, __ATOMIC_RELAXED);
 		ult__dropin_sig_live(dp, mask, 0);
-		free(dp);
+		dp_release(dp);
 		return (err == ENOMEM || err == ENXIO ? EAGAIN : err);
 	}
 	if (!ua.detached)
@@ -342,6 +382,10 @@ join(struct dp_thread *dp, void **ret, uint64_t deadline)
 			*ret = dp->ret;
 		return (0);
 	}
+	/* Of two joins, one joins; the other finds it gone, as glibc's
+	 * second join of a thread finds it. */
+	if (__atomic_exchange_n(&dp->joined, 1, __ATOMIC_ACQ_REL))
+		return (ESRCH);
 	if ((err = ult_join(ult__dropin_ut(dp), &v)) != 0)
 		return (err == ESRCH ? ESRCH : EINVAL);
 	if (ret != NULL)
@@ -357,7 +401,9 @@ pthread_join(pthread_t t, void **ret)
 
 	ult__dropin_point();
 	if (dp == NULL)
-		return (t == 0 ? ESRCH : ult__rt_pthread_join(t, ret));
+		return (t == 0 || ult__dropin_dead(t)
+			? ESRCH
+			: ult__rt_pthread_join(t, ret));
 	return (join(dp, ret, UINT64_MAX));
 }
 
@@ -411,6 +457,8 @@ pthread_detach(pthread_t t)
 	struct dp_thread *dp = ult__dropin_of(t);
 	int err;
 
+	if (dp == NULL && ult__dropin_dead(t))
+		return (ESRCH);
 	if (dp == NULL)
 		return (ult__dropin_forked ? ULT__DROPIN_LIBC(pthread_detach,
 						 int (*)(pthread_t))(t)
