@@ -77,6 +77,8 @@ struct dp_thread {
 	uint64_t sig_pending; /* (a) pthread_kill'ed signals, 1..64 */
 	uint64_t sigwait_set; /* signals it waits for in sigwait or
 				 sigsuspend (signal.c's lock) */
+	uint64_t sig_urg;     /* SIGURG's bit if the program blocked it:
+				 preemption keeps it open (signal.c) */
 	uint64_t sig_counted; /* its mask less what a running handler
 				 adds (signal.c's lock) */
 	stack_t altstack;     /* what sigaltstack was told (sigact.c) */

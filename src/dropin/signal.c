@@ -70,7 +70,8 @@ ult__dropin_signals_uc(struct dp_thread *dp, void *uc)
 
 	for (;;) {
 		struct ult_thread *ut = ult__self_ut();
-		uint64_t open = ut != NULL ? ~ut->sigmask : ~(uint64_t)0;
+		uint64_t open =
+		    ut != NULL ? ~ut->sigmask & ~dp->sig_urg : ~(uint64_t)0;
 		uint64_t bits =
 		    __atomic_load_n(&dp->sig_pending, __ATOMIC_ACQUIRE) & open;
 		uint64_t bit;
@@ -482,8 +483,10 @@ mask(const char *name, void *_Atomic *slot, int how, const sigset_t *set,
 {
 	uint64_t s, o;
 
+	struct dp_thread *dp;
+
 	ult__dropin_up();
-	if (ult__dropin_self() == NULL)
+	if ((dp = ult__dropin_self()) == NULL)
 		return (((int (*)(int, const sigset_t *,
 		    sigset_t *))ult__dropin_next(name, slot))(how, set, old));
 	if (set != NULL && how != SIG_BLOCK && how != SIG_UNBLOCK &&
@@ -493,12 +496,25 @@ mask(const char *name, void *_Atomic *slot, int how, const sigset_t *set,
 		memcpy(&s, set, sizeof(s));
 	ult__sigmask_set(how, set != NULL ? &s : NULL, &o);
 	sig_mask_moved(o, ult__self_ut()->sigmask);
+	/* The runtime never blocks SIGURG, its preemption's signal; the
+	 * program may, and sees it blocked (its own SIGURG waits). */
+	o |= dp->sig_urg;
+	if (set != NULL) {
+		uint64_t urg = 1ull << (SIGURG - 1);
+
+		if (how == SIG_BLOCK)
+			dp->sig_urg |= s & urg;
+		else if (how == SIG_UNBLOCK)
+			dp->sig_urg &= ~(s & urg);
+		else
+			dp->sig_urg = s & urg;
+	}
 	if (old != NULL) {
 		sigemptyset(old);
 		memcpy(old, &o, sizeof(o));
 	}
 	/* Unblocked now: what was queued for this thread. */
-	ult__dropin_signals(ult__dropin_self());
+	ult__dropin_signals(dp);
 	return (0);
 }
 

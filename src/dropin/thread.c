@@ -170,10 +170,11 @@ dp_new(void)
 	dp->policy = SCHED_OTHER;
 	ult_mutex_init(&dp->done_mx);
 	ult_cond_init(&dp->done_cv);
-	/* Linux gives a new thread its creator's name. */
-	if (me != NULL)
+	/* Linux gives a new thread its creator's name (and mask). */
+	if (me != NULL) {
 		memcpy(dp->name, me->name, sizeof(dp->name));
-	else
+		dp->sig_urg = me->sig_urg;
+	} else
 		snprintf(dp->name, sizeof(dp->name), "%s",
 		    program_invocation_short_name);
 	return (dp);
