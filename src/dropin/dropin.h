@@ -92,7 +92,8 @@ struct dp_thread {
 	ult_mutex_t done_mx; /* done, for tryjoin and timedjoin */
 	ult_cond_t done_cv;
 	int done;
-	int joined; /* (a) a join took it */
+	int joined;	/* (a) a join took it */
+	int clock_slot; /* (a) cpuclock.c's slot + 1, kept on reuse */
 	char name[16];
 	struct dp_held *held; /* pshared.c: glibc-layout locks held */
 	void *robust;	      /* robust.c: robust mutexes held */

@@ -159,10 +159,13 @@ dp_new(void)
 		pool.top = dp->next_live;
 	__atomic_store_n(&pool.lock, 0, __ATOMIC_RELEASE);
 	if (dp != NULL) {
+		int slot = dp->clock_slot;
+
 		/* A stale handle may read the magic meanwhile: dead until
 		 * the record is whole again. */
 		memset((char *)dp + sizeof(dp->magic), 0,
 		    sizeof(*dp) - sizeof(dp->magic));
+		dp->clock_slot = slot;
 	} else if ((dp = calloc(1, sizeof(*dp))) == NULL)
 		return (NULL);
 	dp->magic = DP_MAGIC;
