@@ -177,6 +177,12 @@ ult__mutex_owned(const ult_mutex_t *m, uintptr_t self)
 	return (MTX_OWNER(ULT_PLD(&m->_word)) == self);
 }
 
+uintptr_t
+ult__mutex_owner(const ult_mutex_t *m)
+{
+	return (MTX_OWNER(ULT_PLD(&m->_word)));
+}
+
 /* The owner takes the deferred wakeups off m before releasing it. */
 static struct ult__waiter *
 take_deferred(ult_mutex_t *m)

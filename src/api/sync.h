@@ -52,6 +52,9 @@ int ult__mutex_relock(ult_mutex_t *m);
  * cond's sleep queue) to be woken at m's unlock; wake the parked ones
  * now (by the owner, with nothing locked). */
 int ult__mutex_owned(const ult_mutex_t *m, uintptr_t self);
+/* m's owner's id, 0 when free (the drop-in's unlock of a glibc-style
+ * normal mutex by another thread releases it for its owner). */
+uintptr_t ult__mutex_owner(const ult_mutex_t *m);
 void ult__mutex_defer(ult_mutex_t *m, struct ult__waiter *w);
 void ult__mutex_flush_deferred(ult_mutex_t *m, uintptr_t self);
 

@@ -48,6 +48,10 @@ size_t ult__dropin_stack_guard(void); /* below each stack of ult's */
  * address) never equals.
  */
 #define DP_MAGIC 0x7274687074746c75ull /* "ultpthr" */
+/* A record whose thread has ended and been joined (or was detached): it
+ * stays allocated, for reuse, so that a handle that outlived it reads
+ * this and is told ESRCH, as glibc's is, instead of crashing glibc. */
+#define DP_DEAD 0x646165647474746cull /* "ltttdead" */
 /* What a queued signal's sender said (its siginfo, in short). */
 struct dp_siginfo {
 	int code;
@@ -73,6 +77,10 @@ struct dp_thread {
 	uint64_t sig_pending; /* (a) pthread_kill'ed signals, 1..64 */
 	uint64_t sigwait_set; /* signals it waits for in sigwait or
 				 sigsuspend (signal.c's lock) */
+	uint64_t sig_urg;     /* SIGURG's bit if the program blocked it:
+				 preemption keeps it open (signal.c) */
+	uint64_t sig_counted; /* its mask less what a running handler
+				 adds (signal.c's lock) */
 	stack_t altstack;     /* what sigaltstack was told (sigact.c) */
 	uint64_t sig_hasinfo; /* (a) sig_pending bits with siginfo[] */
 	struct dp_siginfo siginfo[64];
@@ -84,6 +92,8 @@ struct dp_thread {
 	ult_mutex_t done_mx; /* done, for tryjoin and timedjoin */
 	ult_cond_t done_cv;
 	int done;
+	int joined;	/* (a) a join took it */
+	int clock_slot; /* (a) cpuclock.c's slot + 1, kept on reuse */
 	char name[16];
 	struct dp_held *held; /* pshared.c: glibc-layout locks held */
 	void *robust;	      /* robust.c: robust mutexes held */
@@ -92,6 +102,8 @@ struct dp_thread {
 struct dp_thread *ult__dropin_self(void);
 /* t's record, or NULL if t is not a uthread of the drop-in. */
 struct dp_thread *ult__dropin_of(pthread_t t);
+/* t was a uthread of the drop-in and is gone (DP_DEAD). */
+int ult__dropin_dead(pthread_t t);
 unsigned long ult__dropin_nthreads(void);
 /* Run the program's main in a uthread; does not return. */
 typedef int (*ult__main_fn)(int, char **, char **);

@@ -95,6 +95,7 @@ FWD(int, clock_nanosleep,
     (clockid_t c, int fl, const struct timespec *r, struct timespec *rem),
     (c, fl, r, rem))
 FWD(int, sched_yield, (void), ())
+FWD(int, clock_gettime, (clockid_t c, struct timespec *ts), (c, ts))
 FWD(int, kill, (pid_t p, int s), (p, s))
 FWD(int, sigaction, (int s, const struct sigaction *a, struct sigaction *o),
     (s, a, o))

@@ -13,9 +13,11 @@
  *   ult__sleepq_lock ult__sleepq_add ult__sleepq_wait ult__sleepq_signal
  *   ult__sleepq_release ult__sleepq_interrupt ult__waiter_self
  *   ult__sync_self_id
- * A mutex's owner: wait morphing's test, and a fork child's unlock of
- * what the forking uthread held (api/sync.h):
- *   ult__mutex_owned ult__mutex_unlock_locked
+ * A mutex's owner: wait morphing's test, a fork child's unlock of
+ * what the forking uthread held, and another thread's unlock of a
+ * normal mutex, which glibc allows (api/sync.h):
+ *   ult__mutex_owned ult__mutex_unlock_locked ult__mutex_owner
+ *   ult__mutex_flush_deferred
  * Signal masks, delivery at safe points (kern/signals.h, preempt.h,
  * os/linux/os.h):
  *   ult__sigmask_set ult__os_sigmask ult__os_sigmask_get

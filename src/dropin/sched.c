@@ -327,14 +327,6 @@ pthread_getattr_np(pthread_t t, pthread_attr_t *a)
 	return (0);
 }
 
-/* A uthread has no CPU-time clock of its own that the kernel keeps. */
-int
-pthread_getcpuclockid(pthread_t t, clockid_t *clock)
-{
-	(void)clock;
-	return (named(t) == NULL ? ESRCH : ENOENT);
-}
-
 /* Affinity: a mask of exactly one CPU binds the uthread to that worker;
  * any other mask unbinds it.  The mask read back is the process's. */
 int

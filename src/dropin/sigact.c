@@ -242,6 +242,22 @@ tramp_on(int sig, siginfo_t *si, void *uc)
 		syscall(SYS_kill, getpid(), sig); /* for another thread */
 		return;
 	}
+	if (si->si_code != SI_TKILL &&
+	    (ULT_PLD(&ut->sigmask) & (1ull << (sig - 1)))) {
+		/* A switch to a thread that blocks it, before the worker
+		 * took that thread's mask: queued on it, a process signal
+		 * would wait there while another thread accepts it.  The
+		 * process gets it back, and the worker blocks it now, as the
+		 * switch is about to (else the kernel would hand it straight
+		 * back).  The kernel lets a thread other than the leader
+		 * requeue only a sigqueue's or a timer's siginfo (a negative
+		 * code); kill's sender is then the process itself. */
+		sigaddset(&((ucontext_t *)uc)->uc_sigmask, sig);
+		if (si->si_code >= 0 ||
+		    syscall(SYS_rt_sigqueueinfo, getpid(), sig, si) != 0)
+			syscall(SYS_kill, getpid(), sig);
+		return;
+	}
 	if (ult__preempt_safe_point(uc)) {
 		/* main, or a thread in sigsuspend or sigwait for it, takes a
 		 * process signal first, as the kernel would. */

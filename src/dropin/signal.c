@@ -64,7 +64,8 @@ ult__dropin_signals_uc(struct dp_thread *dp, void *uc)
 
 	for (;;) {
 		struct ult_thread *ut = ult__self_ut();
-		uint64_t open = ut != NULL ? ~ut->sigmask : ~(uint64_t)0;
+		uint64_t open =
+		    ut != NULL ? ~ut->sigmask & ~dp->sig_urg : ~(uint64_t)0;
 		uint64_t bits = ULT_PLD_ACQ(&dp->sig_pending) & open;
 		uint64_t bit;
 
@@ -187,6 +188,13 @@ taker(int sig, int any)
 		     dp = dp->next_live)
 			if (accepts(dp, bit, now))
 				return (dp);
+	/* Blocked only while a handler runs (its mask, or its own
+	 * signal): natively pending until the handler returns, so queued
+	 * on that thread, which takes it then. */
+	for (struct dp_thread *dp = sc.list; any && dp != NULL;
+	     dp = dp->next_live)
+		if (!(dp->sig_counted & bit) && ULT_PLD_ACQ(&dp->ut) != NULL)
+			return (dp);
 	return (NULL);
 }
 
@@ -227,6 +235,7 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 	count(sc.blocked, mask, live ? 1 : -1);
 	sc.nlive += live ? 1 : -1;
 	if (live) {
+		dp->sig_counted = mask;
 		dp->next_live = sc.list;
 		dp->prev_live = NULL;
 		if (sc.list != NULL)
@@ -269,14 +278,19 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 			kill(getpid(), sig);
 }
 
+/* The caller's counted mask moves from old to new. */
 static void
 sig_mask_moved(uint64_t old, uint64_t new)
 {
+	struct dp_thread *dp = ult__dropin_self();
+
 	if (old == new)
 		return;
 	sc_lock();
 	count(sc.blocked, old, -1);
 	count(sc.blocked, new, 1);
+	if (dp != NULL)
+		dp->sig_counted = (dp->sig_counted & ~old) | new;
 	sc_unlock();
 }
 
@@ -411,7 +425,7 @@ pthread_kill(pthread_t t, int sig)
 	if (sig < 0 || sig > 64)
 		return (EINVAL);
 	if (dp == NULL)
-		return (real_kill(t, sig));
+		return (ult__dropin_dead(t) ? ESRCH : real_kill(t, sig));
 	if (sig == 0)
 		return (0);
 	ult__dropin_action(sig, &sa);
@@ -458,8 +472,10 @@ mask(const char *name, void *_Atomic *slot, int how, const sigset_t *set,
 {
 	uint64_t s, o;
 
+	struct dp_thread *dp;
+
 	ult__dropin_up();
-	if (ult__dropin_self() == NULL)
+	if ((dp = ult__dropin_self()) == NULL)
 		return (((int (*)(int, const sigset_t *,
 		    sigset_t *))ult__dropin_next(name, slot))(how, set, old));
 	if (set != NULL && how != SIG_BLOCK && how != SIG_UNBLOCK &&
@@ -469,12 +485,25 @@ mask(const char *name, void *_Atomic *slot, int how, const sigset_t *set,
 		memcpy(&s, set, sizeof(s));
 	ult__sigmask_set(how, set != NULL ? &s : NULL, &o);
 	sig_mask_moved(o, ult__self_ut()->sigmask);
+	/* The runtime never blocks SIGURG, its preemption's signal; the
+	 * program may, and sees it blocked (its own SIGURG waits). */
+	o |= dp->sig_urg;
+	if (set != NULL) {
+		uint64_t urg = 1ull << (SIGURG - 1);
+
+		if (how == SIG_BLOCK)
+			dp->sig_urg |= s & urg;
+		else if (how == SIG_UNBLOCK)
+			dp->sig_urg &= ~(s & urg);
+		else
+			dp->sig_urg = s & urg;
+	}
 	if (old != NULL) {
 		sigemptyset(old);
 		memcpy(old, &o, sizeof(o));
 	}
 	/* Unblocked now: what was queued for this thread. */
-	ult__dropin_signals(ult__dropin_self());
+	ult__dropin_signals(dp);
 	return (0);
 }
 

@@ -198,6 +198,34 @@ pthread_mutex_timedlock(pthread_mutex_t *pm, const struct timespec *abs)
 	return (pthread_mutex_clocklock(pm, CLOCK_REALTIME, abs));
 }
 
+/* glibc's normal (default) and adaptive mutexes check no owner at
+ * unlock: another thread's unlock releases one, and programs (and
+ * conformance suites) count on it.  Error-checking, recursive, robust
+ * and ceiling ones say EPERM, as glibc's do. */
+static int
+unchecked(const struct dp_mutex *m)
+{
+	return ((type(m) == PTHREAD_MUTEX_NORMAL ||
+		    type(m) == PTHREAD_MUTEX_ADAPTIVE_NP) &&
+	    !(m->kind & (DP_GL_ROBUST | DP_GL_PP)));
+}
+
+/* Released for its owner, whose lent priority goes back; unlocked, it
+ * stays so (glibc's answer is 0 either way). */
+static int
+unlock_for_owner(struct dp_mutex *m)
+{
+	uintptr_t owner;
+
+	for (;;) {
+		if ((owner = ult__mutex_owner(&m->m)) == 0)
+			return (0);
+		ult__mutex_flush_deferred(&m->m, owner);
+		if (ult__mutex_unlock_locked(&m->m, owner) == 0)
+			return (0);
+	}
+}
+
 int
 pthread_mutex_unlock(pthread_mutex_t *pm)
 {
@@ -217,6 +245,8 @@ pthread_mutex_unlock(pthread_mutex_t *pm)
 	if ((err = ult_mutex_unlock(&m->m)) == EPERM &&
 	    (fid = ult__dropin_fork_id()) != 0 && ult__mutex_owned(&m->m, fid))
 		err = ult__mutex_unlock_locked(&m->m, fid);
+	if (err == EPERM && unchecked(m))
+		err = unlock_for_owner(m);
 	/* Signals queued on a thread that waits nowhere: a call that
 	 * returns from the runtime is a safe point to run their handlers. */
 	ult__dropin_after_call();

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "arch/cpu.h"
 #include "runtime.h"
 #include "dropin.h"
 
@@ -58,13 +59,43 @@ pthread_equal(pthread_t a, pthread_t b)
 	return (a == b);
 }
 
+int
+ult__dropin_dead(pthread_t t)
+{
+	struct dp_thread *dp = (struct dp_thread *)t;
+
+	return (dp != NULL && ULT_PLD(&dp->magic) == DP_DEAD);
+}
+
+/* Records of ended threads, never freed (DP_DEAD): a spin lock over a
+ * push or a pop. */
+static struct {
+	int lock;
+	struct dp_thread *top; /* by next_live */
+} pool;
+
+static void
+pool_lock(void)
+{
+	while (ULT_PXCHG_ACQ(&pool.lock, 1))
+		ult__cpu_relax();
+}
+
+static void
+dp_release(struct dp_thread *dp)
+{
+	ULT_PST_REL(&dp->magic, DP_DEAD);
+	pool_lock();
+	dp->next_live = pool.top;
+	pool.top = dp;
+	ULT_PST_REL(&pool.lock, 0);
+}
+
 static void
 unref(struct dp_thread *dp)
 {
-	if (ULT_PSUB_FETCH_ACQREL(&dp->refs, 1) == 0) {
-		dp->magic = 0;
-		free(dp);
-	}
+	if (ULT_PSUB_FETCH_ACQREL(&dp->refs, 1) == 0)
+		dp_release(dp);
 }
 
 static void
@@ -118,20 +149,32 @@ start(void *arg)
 static struct dp_thread *
 dp_new(void)
 {
-	struct dp_thread *dp = calloc(1, sizeof(*dp));
-	struct dp_thread *me = self_dp;
+	struct dp_thread *dp, *me = self_dp;
 
-	if (dp == NULL)
+	pool_lock();
+	if ((dp = pool.top) != NULL)
+		pool.top = dp->next_live;
+	ULT_PST_REL(&pool.lock, 0);
+	if (dp != NULL) {
+		int slot = dp->clock_slot;
+
+		/* A stale handle may read the magic meanwhile: dead until
+		 * the record is whole again. */
+		memset((char *)dp + sizeof(dp->magic), 0,
+		    sizeof(*dp) - sizeof(dp->magic));
+		dp->clock_slot = slot;
+	} else if ((dp = calloc(1, sizeof(*dp))) == NULL)
 		return (NULL);
 	dp->magic = DP_MAGIC;
 	dp->refs = 2;
 	dp->policy = SCHED_OTHER;
 	ult_mutex_init(&dp->done_mx);
 	ult_cond_init(&dp->done_cv);
-	/* Linux gives a new thread its creator's name. */
-	if (me != NULL)
+	/* Linux gives a new thread its creator's name (and mask). */
+	if (me != NULL) {
 		memcpy(dp->name, me->name, sizeof(dp->name));
-	else
+		dp->sig_urg = me->sig_urg;
+	} else
 		snprintf(dp->name, sizeof(dp->name), "%s",
 		    program_invocation_short_name);
 	return (dp);
@@ -247,7 +290,7 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	if ((dp = dp_new()) == NULL)
 		return (EAGAIN);
 	if ((err = attrs(a, &ua, dp, &stack)) != 0) {
-		free(dp);
+		dp_release(dp);
 		return (err);
 	}
 	dp->fn = fn;
@@ -272,7 +315,7 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	if (err != 0) {
 		ULT_PSUB_FETCH(&nlive, 1);
 		ult__dropin_sig_live(dp, mask, 0);
-		free(dp);
+		dp_release(dp);
 		return (err == ENOMEM || err == ENXIO ? EAGAIN : err);
 	}
 	if (!ua.detached)
@@ -339,6 +382,10 @@ join(struct dp_thread *dp, void **ret, uint64_t deadline)
 			*ret = dp->ret;
 		return (0);
 	}
+	/* Of two joins, one joins; the other finds it gone, as glibc's
+	 * second join of a thread finds it. */
+	if (ULT_PXCHG_ACQREL(&dp->joined, 1))
+		return (ESRCH);
 	if ((err = ult_join(ult__dropin_ut(dp), &v)) != 0)
 		return (err == ESRCH ? ESRCH : EINVAL);
 	if (ret != NULL)
@@ -354,7 +401,9 @@ pthread_join(pthread_t t, void **ret)
 
 	ult__dropin_point();
 	if (dp == NULL)
-		return (t == 0 ? ESRCH : ult__libc_pthread_join(t, ret));
+		return (t == 0 || ult__dropin_dead(t)
+			? ESRCH
+			: ult__libc_pthread_join(t, ret));
 	return (join(dp, ret, UINT64_MAX));
 }
 
@@ -408,6 +457,8 @@ pthread_detach(pthread_t t)
 	struct dp_thread *dp = ult__dropin_of(t);
 	int err;
 
+	if (dp == NULL && ult__dropin_dead(t))
+		return (ESRCH);
 	if (dp == NULL)
 		return (ult__dropin_forked ? ULT__DROPIN_LIBC(pthread_detach,
 						 int (*)(pthread_t))(t)

@@ -552,6 +552,49 @@ check_handover_destroy(void)
 	conf_long("bytes written after the memory was reused", box_corrupt, 0);
 }
 
+/* glibc's default and normal mutexes check no owner at unlock: another
+ * thread's unlock releases the mutex, for a waiter too. */
+static void *
+waits_for(void *arg)
+{
+	pthread_mutex_t *m = arg;
+	int r = pthread_mutex_lock(m);
+
+	if (r == 0)
+		pthread_mutex_unlock(m);
+	return ((void *)(long)r);
+}
+
+static void
+check_unlock_by_other(void)
+{
+	pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER, n;
+	struct other o;
+	pthread_t w;
+
+	other_start(&o, &m);
+	conf_err("default: another thread locks", other_do(&o, OP_LOCK_HOLD),
+	    0);
+	conf_err("default: main, not the owner, unlocks",
+	    pthread_mutex_unlock(&m), 0);
+	conf_err("default: free after it", pthread_mutex_trylock(&m), 0);
+	conf_create(&w, NULL, waits_for, &m);
+	conf_err("default: another thread unlocks what main holds",
+	    other_do(&o, OP_UNLOCK), 0);
+	conf_long("default: a waiter takes it then", (long)conf_join(w), 0);
+	other_stop(&o);
+
+	init_type(&n, PTHREAD_MUTEX_NORMAL, PTHREAD_PRIO_NONE);
+	other_start(&o, &n);
+	conf_err("normal: another thread locks", other_do(&o, OP_LOCK_HOLD), 0);
+	conf_err("normal: main, not the owner, unlocks",
+	    pthread_mutex_unlock(&n), 0);
+	conf_err("normal: free after it", pthread_mutex_trylock(&n), 0);
+	conf_err("normal: main unlocks", pthread_mutex_unlock(&n), 0);
+	other_stop(&o);
+	pthread_mutex_destroy(&n);
+}
+
 int
 main(void)
 {
@@ -561,6 +604,7 @@ main(void)
 	check_attrs();
 	check_errorcheck();
 	check_recursive();
+	check_unlock_by_other();
 	check_timed();
 	check_timed_success();
 	check_spin();

@@ -6,7 +6,10 @@
  * pthread_kill reaches a thread computing in such a loop, and its handler
  * runs in that thread; a storm of process signals whose handler calls
  * sem_post, while other threads switch on a condition variable, loses no
- * signal (each post lets the sender send the next); a thread waiting in
+ * signal (each post lets the sender send the next), nor does one while the
+ * only thread that accepts it switches with threads that block it (a
+ * worker switching between them still has the outgoing thread's mask); a
+ * thread waiting in
  * pthread_barrier_wait runs its handler and waits on; an alternate signal
  * stack is the thread's own.
  */
@@ -116,6 +119,38 @@ switcher(void *arg)
 	return (NULL);
 }
 
+/* The storm among threads that block it. */
+static sem_t got;
+static atomic_int mixed_done;
+static pthread_t acceptor_t;
+static atomic_int mixed_in_acceptor, mixed_elsewhere;
+
+static void
+on_usr1_mixed(int sig)
+{
+	(void)sig;
+	if (pthread_equal(pthread_self(), acceptor_t))
+		atomic_fetch_add(&mixed_in_acceptor, 1);
+	else
+		atomic_fetch_add(&mixed_elsewhere, 1);
+	sem_post(&got);
+}
+
+/* With arg, the thread accepts SIGUSR1; it was created with it blocked. */
+static void *
+mixed_yielder(void *arg)
+{
+	sigset_t s;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	if (arg != NULL)
+		pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+	while (!atomic_load(&mixed_done))
+		sched_yield();
+	return (NULL);
+}
+
 static pthread_barrier_t bar;
 static pthread_t bar_t;
 static atomic_int bar_handled, bar_ret = -1;
@@ -203,6 +238,38 @@ main(void)
 		conf_join(tw[i]);
 	conf_long("storm: signals sent", (long)conf_join(ts), STORM);
 	conf_long("storm: handlers that posted", atomic_load(&posted), STORM);
+
+	/* main blocks it too while it sends: one thread of five accepts. */
+	{
+		sigset_t s;
+		pthread_t ty[4];
+
+		sa.sa_handler = on_usr1_mixed;
+		conf_must("sigaction", sigaction(SIGUSR1, &sa, NULL));
+		conf_must("sem_init", sem_init(&got, 0, 0));
+		sigemptyset(&s);
+		sigaddset(&s, SIGUSR1);
+		conf_must("pthread_sigmask",
+		    pthread_sigmask(SIG_BLOCK, &s, NULL));
+		conf_create(&acceptor_t, NULL, mixed_yielder, &s);
+		for (int i = 0; i < 4; i++)
+			conf_create(&ty[i], NULL, mixed_yielder, NULL);
+		for (int i = 0; i < STORM; i++) {
+			kill(getpid(), SIGUSR1);
+			while (sem_wait(&got) != 0)
+				;
+		}
+		atomic_store(&mixed_done, 1);
+		conf_join(acceptor_t);
+		for (int i = 0; i < 4; i++)
+			conf_join(ty[i]);
+		conf_must("pthread_sigmask",
+		    pthread_sigmask(SIG_UNBLOCK, &s, NULL));
+		conf_long("mixed masks: handlers in the thread that accepts",
+		    atomic_load(&mixed_in_acceptor), STORM);
+		conf_long("mixed masks: handlers elsewhere",
+		    atomic_load(&mixed_elsewhere), 0);
+	}
 
 	/* Waiting in a barrier: the handler runs there, the wait goes on
 	 * until main arrives (a 10 s bound on the wait for the handler). */

@@ -4,7 +4,10 @@
  * mask; a signal sent to the process runs its handler only in a thread
  * that does not block it, never in one that does (main blocks it here,
  * one thread unblocks it); sigwait takes a signal every thread blocks;
- * pthread_kill reaches the thread named; bad arguments give EINVAL.
+ * pthread_kill reaches the thread named; bad arguments give EINVAL;
+ * every signal a thread blocks one by one is in the old set the next
+ * block reports, SIGURG too (a thread that blocks it sees it blocked,
+ * and pthread_kill's SIGURG waits until it unblocks it).
  */
 #include <semaphore.h>
 #include <signal.h>
@@ -98,6 +101,70 @@ await_count(atomic_int *c, int want)
 	return (atomic_load(c));
 }
 
+static const int blockable[] = {SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM,
+    SIGTERM, SIGCHLD, SIGCONT, SIGTSTP, SIGTTIN, SIGTTOU, SIGURG, SIGXCPU,
+    SIGXFSZ, SIGVTALRM, SIGPROF, SIGWINCH, SIGUSR1, SIGUSR2};
+#define NBLOCKABLE (int)(sizeof(blockable) / sizeof(blockable[0]))
+static atomic_int urg_ran;
+
+static void
+on_urg(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&urg_ran, 1);
+}
+
+/* Blocks them one at a time; the number of old sets that were wrong. */
+static void *
+one_by_one(void *arg)
+{
+	sigset_t one, old;
+	long wrong = 0;
+
+	(void)arg;
+	sigemptyset(&one);
+	pthread_sigmask(SIG_SETMASK, &one, NULL);
+	for (int i = 0; i < NBLOCKABLE; i++) {
+		sigemptyset(&one);
+		sigaddset(&one, blockable[i]);
+		pthread_sigmask(SIG_BLOCK, &one, &old);
+		for (int j = 0; j < NBLOCKABLE; j++)
+			if (sigismember(&old, blockable[j]) != (j < i))
+				wrong++;
+	}
+	return ((void *)wrong);
+}
+
+static void
+check_old_sets(void)
+{
+	sigset_t s, old;
+	pthread_t t;
+	int before;
+
+	conf_create(&t, NULL, one_by_one, NULL);
+	conf_long("old sets that missed a signal blocked before",
+	    (long)conf_join(t), 0);
+
+	signal(SIGURG, on_urg);
+	sigemptyset(&s);
+	sigaddset(&s, SIGURG);
+	pthread_sigmask(SIG_BLOCK, &s, NULL);
+	pthread_sigmask(SIG_BLOCK, NULL, &old);
+	conf_ok("SIGURG blocked, as the mask says",
+	    sigismember(&old, SIGURG) == 1);
+	before = atomic_load(&urg_ran);
+	conf_err("pthread_kill(self, SIGURG)",
+	    pthread_kill(pthread_self(), SIGURG), 0);
+	conf_long("its handler waits while SIGURG is blocked",
+	    atomic_load(&urg_ran) - before, 0);
+	pthread_sigmask(SIG_UNBLOCK, &s, &old);
+	conf_ok("the old set had SIGURG", sigismember(&old, SIGURG) == 1);
+	conf_long("unblocked, the handler ran", atomic_load(&urg_ran) - before,
+	    1);
+	signal(SIGURG, SIG_DFL);
+}
+
 int
 main(void)
 {
@@ -160,6 +227,7 @@ main(void)
 	conf_ok("SIGTERM to a process whose threads all sleep: handled", 1);
 	conf_join(w);
 
+	check_old_sets();
 	conf_err("pthread_sigmask bad how", pthread_sigmask(12345, &s, NULL),
 	    EINVAL);
 	conf_err("sigprocmask bad how",

@@ -11,6 +11,8 @@
  * run.  The handler and sigwaitinfo see the sender's siginfo (si_code,
  * si_pid, sigqueue's value).  Each
  * waiter is a thread other than main while main and others go on.
+ * System V's sighold, sigrelse and sigset(SIG_HOLD) move the thread's
+ * mask as sigprocmask does: a raise after sighold waits for sigwaitinfo.
  */
 #include <poll.h>
 #include <signal.h>
@@ -148,6 +150,40 @@ pauser_killer(void *arg)
 	}
 	return (NULL);
 }
+
+/* System V's calls, which glibc marks deprecated. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+static void
+check_sysv(void)
+{
+	sigset_t s, cur;
+	siginfo_t si;
+	int before;
+
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR2);
+	conf_err("sighold", sighold(SIGUSR2) == 0 ? 0 : errno, 0);
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	conf_ok("sighold: blocked in the mask", sigismember(&cur, SIGUSR2));
+	conf_err("raise while held", raise(SIGUSR2), 0);
+	conf_long("sigwaitinfo after sighold and raise", sigwaitinfo(&s, &si),
+	    SIGUSR2);
+	conf_err("sigrelse", sigrelse(SIGUSR2) == 0 ? 0 : errno, 0);
+	pthread_sigmask(SIG_BLOCK, NULL, &cur);
+	conf_ok("sigrelse: open again", !sigismember(&cur, SIGUSR2));
+	conf_ok("sigset(SIG_HOLD) of an open signal: its handler",
+	    sigset(SIGUSR1, SIG_HOLD) == on_usr1);
+	before = atomic_load(&got_usr1);
+	raise(SIGUSR1);
+	conf_long("held: the handler waits", atomic_load(&got_usr1) - before,
+	    0);
+	conf_ok("sigset again: SIG_HOLD, as it was held",
+	    sigset(SIGUSR1, on_usr1) == SIG_HOLD);
+	conf_long("released: the handler ran", atomic_load(&got_usr1) - before,
+	    1);
+}
+#pragma GCC diagnostic pop
 
 int
 main(void)
@@ -294,5 +330,6 @@ main(void)
 	atomic_store(&done, 1);
 	conf_join(t);
 	conf_join(sp);
+	check_sysv();
 	return (conf_end());
 }

@@ -2,7 +2,8 @@
 /*
  * Thread lifecycle: create, join (and its try/timed forms), detach,
  * pthread_exit, self/equal, threads creating threads, the sleeps and
- * sched_yield, and main leaving with pthread_exit while others run.
+ * sched_yield, a second join of a joined thread (ESRCH, glibc's answer,
+ * not a crash), and main leaving with pthread_exit while others run.
  */
 #include "conf.h"
 
@@ -315,6 +316,33 @@ check_sleeps(void)
  * The last check: main leaves with pthread_exit while a thread still
  * runs; the process lives on until that thread ends, then exits 0.
  */
+/* Joined once, the handle names no thread: a second join says so, even
+ * after other threads have come and gone (their records may be the
+ * joined one's, reused, natively too: none is created in between). */
+static void *
+exits_twice(void *arg)
+{
+	pthread_exit((void *)((uintptr_t)arg * 2));
+}
+
+static void
+check_join_twice(void)
+{
+	pthread_t t, u;
+	void *ret;
+
+	conf_create(&t, NULL, exits_twice, (void *)21);
+	conf_long("first join's value", (long)(uintptr_t)conf_join(t), 42);
+	conf_err("second join of the joined thread", pthread_join(t, &ret),
+	    ESRCH);
+	conf_create(&u, NULL, twice, (void *)1);
+	conf_join(u);
+	conf_create(&t, NULL, exits_twice, (void *)2);
+	conf_join(t);
+	conf_err("... and after a thread between", pthread_join(t, NULL),
+	    ESRCH);
+}
+
 static pthread_t main_id;
 
 static void *
@@ -345,6 +373,7 @@ main(void)
 	check_exit();
 	check_tree();
 	check_sleeps();
+	check_join_twice();
 
 	main_id = pthread_self();
 	conf_create(&t, NULL, outlives_main, &step);
