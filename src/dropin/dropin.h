@@ -117,6 +117,8 @@ int ult__dropin_sched_map(int policy, const struct sched_param *sp,
  * ends (0) with it; and the kernel thread that started main collects
  * the process's signals for the uthreads, for ever. */
 void ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live);
+/* The ending caller takes the pending process signals it accepts. */
+void ult__dropin_sig_drain(struct dp_thread *dp);
 void ult__dropin_catch_signals(void) __attribute__((noreturn));
 /*
  * Deliver the signals queued on dp (the caller) that its mask lets

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "arch/cpu.h"
@@ -224,6 +225,46 @@ ult__dropin_route(int sig, const struct dp_siginfo *si)
 		return (0);
 	ult__dropin_sig_kick(to);
 	return (1);
+}
+
+/*
+ * An ending thread (the caller) first takes the process signals pending
+ * that it accepts, as it would have had the kernel interrupted it: one
+ * sent while it ran is still on its way here (in the kernel's queue, for
+ * the catcher), and once it has gone, with no other thread accepting the
+ * signal, the sender's next wait for the handler (a sem_post) would last
+ * for ever.
+ */
+void
+ult__dropin_sig_drain(struct dp_thread *dp)
+{
+	struct ult_thread *ut = ult__self_ut();
+	uint64_t open;
+	struct timespec zero = {0, 0};
+	sigset_t set;
+	siginfo_t si;
+	long sig;
+
+	if (ut == NULL)
+		return;
+	open = ~ut->sigmask & ~dp->sig_urg & ~ULT_SIGMASK_KEEP &
+	    ~(1ull << (SIGURG - 1)) & ~(1ull << (SIGKILL - 1)) &
+	    ~(1ull << (SIGSTOP - 1));
+	sigemptyset(&set);
+	for (int i = 0; i < 64; i++)
+		if (open & (1ull << i))
+			sigaddset(&set, i + 1);
+	while ((sig = syscall(SYS_rt_sigtimedwait, &set, &si, &zero,
+		    (size_t)8)) > 0) {
+		struct dp_siginfo info = {.code = si.si_code,
+		    .pid = si.si_pid,
+		    .uid = si.si_uid,
+		    .value = si.si_value};
+
+		ult__dropin_queue_info(dp, (int)sig, &info);
+		ult__dropin_signals(dp);
+	}
+	ult__dropin_signals(dp);
 }
 
 void

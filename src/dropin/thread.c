@@ -102,6 +102,7 @@ static void
 finish(struct dp_thread *dp)
 {
 	ult__dropin_owner_exit(dp);
+	ult__dropin_sig_drain(dp);
 	ult__dropin_sig_live(dp, ult__self_ut()->sigmask, 0);
 	ult_mutex_lock(&dp->done_mx);
 	dp->done = 1;

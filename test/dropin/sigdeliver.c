@@ -9,7 +9,8 @@
  * signal (each post lets the sender send the next), nor does one while the
  * only thread that accepts it switches with threads that block it (a
  * worker switching between them still has the outgoing thread's mask); a
- * thread waiting in
+ * signal sent to the process just before the only thread that accepts
+ * it ends runs its handler in that thread; a thread waiting in
  * pthread_barrier_wait runs its handler and waits on; an alternate signal
  * stack is the thread's own.
  */
@@ -151,6 +152,59 @@ mixed_yielder(void *arg)
 	return (NULL);
 }
 
+/* The last acceptor ends. */
+#define ENDINGS 200
+static atomic_int ending_go, ending_ran;
+
+static void
+on_usr1_ending(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&ending_ran, 1);
+}
+
+static void *
+ending_acceptor(void *arg)
+{
+	sigset_t s;
+
+	(void)arg;
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+	while (!atomic_load(&ending_go))
+		sched_yield();
+	return (NULL);
+}
+
+static void
+check_ending(struct sigaction *sa)
+{
+	sigset_t s;
+	pthread_t t;
+	int missed = 0;
+
+	sa->sa_handler = on_usr1_ending;
+	conf_must("sigaction", sigaction(SIGUSR1, sa, NULL));
+	sigemptyset(&s);
+	sigaddset(&s, SIGUSR1);
+	conf_must("pthread_sigmask", pthread_sigmask(SIG_BLOCK, &s, NULL));
+	for (int i = 1; i <= ENDINGS; i++) {
+		atomic_store(&ending_go, 0);
+		conf_create(&t, NULL, ending_acceptor, NULL);
+		kill(getpid(), SIGUSR1);
+		atomic_store(&ending_go, 1);
+		conf_join(t);
+		if (atomic_load(&ending_ran) != i) {
+			missed++;
+			atomic_store(&ending_ran, i);
+		}
+	}
+	conf_long("signals sent as their only taker ended, not handled", missed,
+	    0);
+	conf_must("pthread_sigmask", pthread_sigmask(SIG_UNBLOCK, &s, NULL));
+}
+
 static pthread_barrier_t bar;
 static pthread_t bar_t;
 static atomic_int bar_handled, bar_ret = -1;
@@ -270,6 +324,8 @@ main(void)
 		conf_long("mixed masks: handlers elsewhere",
 		    atomic_load(&mixed_elsewhere), 0);
 	}
+
+	check_ending(&sa);
 
 	/* Waiting in a barrier: the handler runs there, the wait goes on
 	 * until main arrives (a 10 s bound on the wait for the handler). */
