@@ -110,8 +110,17 @@ self_deadlock(struct dp_mutex *m)
 		fprintf(stderr,
 		    "ult-run: a thread locked a default mutex it "
 		    "holds: it waits forever, as POSIX says\n");
-	for (;;)
-		ult_sleep_until(UINT64_MAX);
+	/* As in glibc's futex wait: handlers run meanwhile, and an
+	 * asynchronous cancel ends it (not a deferred one: no
+	 * cancellation point). */
+	for (;;) {
+		ult__dropin_intr_begin();
+		(void)ult_sleep_until(UINT64_MAX);
+		ult__dropin_intr_end();
+		if (ult__dropin_self() != NULL)
+			ult__dropin_signals(ult__dropin_self());
+		ult__dropin_async_now();
+	}
 }
 
 static int

@@ -7,6 +7,7 @@
 #include "conf.h"
 
 #include <sched.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 
@@ -595,6 +596,52 @@ check_unlock_by_other(void)
 	pthread_mutex_destroy(&n);
 }
 
+/* A default mutex relocked by its owner waits for ever, as glibc's
+ * does; a signal's handler runs meanwhile, and an asynchronous cancel
+ * ends the thread. */
+static pthread_mutex_t relocked = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int relock_ready, relock_handled;
+
+static void
+on_usr2_relock(int sig)
+{
+	(void)sig;
+	atomic_store(&relock_handled, 1);
+}
+
+static void *
+relocker(void *arg)
+{
+	(void)arg;
+	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+	pthread_mutex_lock(&relocked);
+	atomic_store(&relock_ready, 1);
+	pthread_mutex_lock(&relocked);
+	return (NULL);
+}
+
+static void
+check_relock_wait(void)
+{
+	struct sigaction sa;
+	pthread_t t;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr2_relock;
+	sigemptyset(&sa.sa_mask);
+	conf_must("sigaction", sigaction(SIGUSR2, &sa, NULL));
+	conf_create(&t, NULL, relocker, NULL);
+	while (!atomic_load(&relock_ready))
+		conf_msleep(1);
+	conf_err("pthread_kill the relocking thread", pthread_kill(t, SIGUSR2),
+	    0);
+	for (int i = 0; i < 10000 && !atomic_load(&relock_handled); i++)
+		conf_msleep(1);
+	conf_long("its handler ran", atomic_load(&relock_handled), 1);
+	conf_err("pthread_cancel it (asynchronous)", pthread_cancel(t), 0);
+	conf_ok("it ended cancelled", conf_join(t) == PTHREAD_CANCELED);
+}
+
 int
 main(void)
 {
@@ -605,6 +652,7 @@ main(void)
 	check_errorcheck();
 	check_recursive();
 	check_unlock_by_other();
+	check_relock_wait();
 	check_timed();
 	check_timed_success();
 	check_spin();
