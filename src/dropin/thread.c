@@ -395,16 +395,24 @@ join(struct dp_thread *dp, void **ret, uint64_t deadline)
 	return (0);
 }
 
+/* A join of a thread that has gone: glibc's record of a detached one
+ * still says detached (EINVAL); a joined one, ESRCH. */
+static int
+gone(pthread_t t)
+{
+	return (ULT_PLD(&((struct dp_thread *)t)->detached) ? EINVAL : ESRCH);
+}
+
 int
 pthread_join(pthread_t t, void **ret)
 {
 	struct dp_thread *dp = ult__dropin_of(t);
 
 	ult__dropin_point();
+	if (dp == NULL && ult__dropin_dead(t))
+		return (gone(t));
 	if (dp == NULL)
-		return (t == 0 || ult__dropin_dead(t)
-			? ESRCH
-			: ult__libc_pthread_join(t, ret));
+		return (t == 0 ? ESRCH : ult__libc_pthread_join(t, ret));
 	return (join(dp, ret, UINT64_MAX));
 }
 

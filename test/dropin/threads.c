@@ -343,6 +343,35 @@ check_join_twice(void)
 	    ESRCH);
 }
 
+/* A detached thread that has ended: a join says EINVAL, as glibc's,
+ * whose record of it still says detached. */
+static atomic_int detached_done;
+
+static void *
+marks_done(void *arg)
+{
+	(void)arg;
+	atomic_store(&detached_done, 1);
+	return (NULL);
+}
+
+static void
+check_join_detached_gone(void)
+{
+	pthread_attr_t a;
+	pthread_t t;
+
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	conf_create(&t, &a, marks_done, NULL);
+	pthread_attr_destroy(&a);
+	while (!atomic_load(&detached_done))
+		conf_msleep(1);
+	conf_msleep(20);
+	conf_err("join of an ended detached thread", pthread_join(t, NULL),
+	    EINVAL);
+}
+
 static pthread_t main_id;
 
 static void *
@@ -374,6 +403,7 @@ main(void)
 	check_tree();
 	check_sleeps();
 	check_join_twice();
+	check_join_detached_gone();
 
 	main_id = pthread_self();
 	conf_create(&t, NULL, outlives_main, &step);
