@@ -31,7 +31,9 @@ ult_barrier_destroy(ult_barrier_t *b)
 	if (b == NULL)
 		return (EINVAL);
 	ult__sleepq_lock(b);
-	busy = b->_waiting != 0;
+	/* _spare: arrivals out running a signal handler (the drop-in's
+	 * waits), which will look at the barrier again. */
+	busy = b->_waiting != 0 || b->_spare != 0;
 	if (!busy)
 		b->_count = 0;
 	ult__sleepq_release(b);
@@ -69,6 +71,56 @@ ult_barrier_wait(ult_barrier_t *b)
 		ult__sleepq_lock(b);
 		if (b->_round == round) {
 			b->_waiting--;
+			ult__sleepq_release(b);
+			ult__sync_done();
+			return (EINTR);
+		}
+		ult__sleepq_release(b);
+	}
+	ult__sync_done();
+	return (0);
+}
+
+/*
+ * The pthread drop-in's wait, where a signal handler runs during the wait
+ * and the wait then resumes, as POSIX asks: interrupted (EINTR) the
+ * caller stays counted as arrived, and calls again with again set and
+ * the *round it was given, which returns at once if the round ended
+ * meanwhile.  While it is away the barrier cannot be destroyed (EBUSY).
+ */
+int
+ult__barrier_wait_intr(ult_barrier_t *b, unsigned *round, int again)
+{
+	struct ult__waiter w;
+
+	ult__waiter_self(&w);
+	ult__sleepq_lock(b);
+	if (again) {
+		b->_spare--;
+		if (b->_round != *round) {
+			ult__sleepq_release(b);
+			return (0);
+		}
+	} else {
+		if (b->_count == 0) {
+			ult__sleepq_release(b);
+			return (EINVAL);
+		}
+		if (++b->_waiting == b->_count) {
+			b->_waiting = 0;
+			b->_round++;
+			ult__sleepq_broadcast(b);
+			ult__sleepq_release(b);
+			ult__sync_done();
+			return (ULT_BARRIER_SERIAL_THREAD);
+		}
+		*round = b->_round;
+	}
+	ult__sleepq_add(b, &w, "barrier");
+	if (ult__sleepq_wait(b, &w, 0) == EINTR) {
+		ult__sleepq_lock(b);
+		if (b->_round == *round) {
+			b->_spare++;
 			ult__sleepq_release(b);
 			ult__sync_done();
 			return (EINTR);

@@ -57,6 +57,19 @@ rw_tryrdlock(ult_rwlock_t *rw)
 	return (EBUSY);
 }
 
+/* A read lock while others hold it for reading, writers waiting or not:
+ * glibc's default kind prefers readers so (the pthread drop-in). */
+int
+ult__rwlock_tryrdlock_shared(ult_rwlock_t *rw)
+{
+	unsigned v = ULT_PLD(&rw->_state);
+
+	while (!(v & RW_WRITE) && RW_READERS(v) != 0)
+		if (ULT_PCAS_ACQ(&rw->_state, &v, v + RW_ONE))
+			return (0);
+	return (EBUSY);
+}
+
 static int
 rw_trywrlock(ult_rwlock_t *rw)
 {
@@ -77,6 +90,32 @@ rw_open(unsigned v, int queue)
 	if (queue == TS_SHARED_QUEUE)
 		return (!(v & (RW_WRITE | RW_WWAIT)));
 	return (!RW_HELD(v));
+}
+
+/*
+ * Chain locked (ts: rw's turnstile, or NULL): a waiter has left a queue
+ * without a grant (its lock wait was interrupted, ult__ts_interrupt), so
+ * a flag may name a queue that is now empty.  Clear it; readers that
+ * waited only for departed writers are admitted now.  Unlocks.
+ */
+static void
+flags_settle(ult_rwlock_t *rw, struct ult__turnstile *ts)
+{
+	int nw = ts != NULL ? ult__ts_count(ts, TS_EXCLUSIVE_QUEUE) : 0;
+	int nr = ts != NULL ? ult__ts_count(ts, TS_SHARED_QUEUE) : 0;
+	unsigned v = ULT_PLD(&rw->_state), n;
+
+	do {
+		n = v & ~((nw ? 0 : RW_WWAIT) | (nr ? 0 : RW_RWAIT));
+		if (nr != 0 && !(n & (RW_WRITE | RW_WWAIT)))
+			n = (n & ~RW_RWAIT) + (unsigned)nr * RW_ONE;
+	} while (n != v && !ULT_PCAS(&rw->_state, &v, n));
+	if (nr != 0 && !(n & RW_RWAIT)) {
+		ult__ts_broadcast(ts, TS_SHARED_QUEUE, SYNC_GRANTED);
+		ult__ts_unpend(rw, ts, 0);
+		return;
+	}
+	ult__ts_release(rw, ts);
 }
 
 /*
@@ -114,7 +153,9 @@ rw_block(ult_rwlock_t *rw, int queue, unsigned flag)
 	r = ult__ts_wait(rw, ts, owner, queue, &w, 0, "rwlock");
 	if (r == SYNC_GRANTED)
 		return (1); /* the wakeup ordered us after the releaser */
-	return (r == 0 ? 0 : r);
+	if (r == EINTR)
+		flags_settle(rw, ult__ts_lookup(rw));
+	return (r);
 }
 
 static int
@@ -244,9 +285,13 @@ rdunlock_slow(ult_rwlock_t *rw)
 	struct ult__turnstile *ts = ult__ts_lookup(rw);
 	unsigned v = ULT_PLD(&rw->_state);
 
-	if (RW_READERS(v) != 1 || !(v & RW_WWAIT) || ts == NULL ||
-	    ult__ts_count(ts, TS_EXCLUSIVE_QUEUE) == 0) {
+	if (RW_READERS(v) != 1 || !(v & RW_WWAIT)) {
 		ult__ts_release(rw, ts);
+		return (0);
+	}
+	/* The writers that set the flag left without the lock. */
+	if (ts == NULL || ult__ts_count(ts, TS_EXCLUSIVE_QUEUE) == 0) {
+		flags_settle(rw, ts);
 		return (0);
 	}
 	grant_writer(rw, ts, v & RW_RWAIT);

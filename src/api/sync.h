@@ -57,5 +57,9 @@ int ult__mutex_owned(const ult_mutex_t *m, uintptr_t self);
 uintptr_t ult__mutex_owner(const ult_mutex_t *m);
 void ult__mutex_defer(ult_mutex_t *m, struct ult__waiter *w);
 void ult__mutex_flush_deferred(ult_mutex_t *m, uintptr_t self);
+/* The pthread drop-in's reader preference and resumable barrier wait
+ * (rwlock.c, barrier.c). */
+int ult__rwlock_tryrdlock_shared(ult_rwlock_t *rw);
+int ult__barrier_wait_intr(ult_barrier_t *b, unsigned *round, int again);
 
 #endif

@@ -204,6 +204,11 @@ int ult__dropin_wait_until(int (*wait)(void *, uint64_t), void *obj,
  * restart is set and every handler that ran had SA_RESTART). */
 int ult__dropin_wait_intr(int (*wait)(void *, uint64_t), void *obj,
     uint64_t deadline, int restart);
+/* A lock or barrier wait, which is no cancellation point: lock(obj,
+ * deadline), and after a signal or a cancel interrupts it, the queued
+ * handlers run (an asynchronous cancel acts) and it waits again. */
+int ult__dropin_lock_wait(int (*lock)(void *, uint64_t), void *obj,
+    uint64_t deadline);
 /* Asynchronous cancellation (async.c): act on a cancel now if the
  * caller's type and state say so; have dp act on one soon. */
 void ult__dropin_async_now(void);

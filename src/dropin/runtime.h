@@ -18,6 +18,12 @@
  * normal mutex, which glibc allows (api/sync.h):
  *   ult__mutex_owned ult__mutex_unlock_locked ult__mutex_owner
  *   ult__mutex_flush_deferred
+ * Lock and barrier waits where a signal handler runs and the wait then
+ * resumes, as POSIX asks (api/sync.h):
+ *   ult__rwlock_tryrdlock_shared ult__barrier_wait_intr
+ * Whether the lock checker is on: a mutex's blocking call, which it
+ * checks for order, is then not tried first (kern/witness.h):
+ *   ult__witness_on
  * Signal masks, delivery at safe points (kern/signals.h, preempt.h,
  * os/linux/os.h):
  *   ult__sigmask_set ult__os_sigmask ult__os_sigmask_get
@@ -39,6 +45,7 @@
 #include "kern/sleepq.h"
 #include "kern/uthread.h"
 #include "kern/waiter.h"
+#include "kern/witness.h"
 #include "kern/worker.h"
 
 #endif

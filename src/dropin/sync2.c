@@ -11,21 +11,36 @@
 #include <string.h>
 
 #include "dropin.h"
+#include "runtime.h"
 
-/* Rwlocks: ult's are writer-preferring whatever the kind asked for. */
-_Static_assert(sizeof(ult_rwlock_t) <= sizeof(pthread_rwlock_t), "rwlock");
+/*
+ * Rwlocks: ult's, with glibc's kind in glibc's __flags (where its static
+ * initializers put it).  Its default kinds prefer readers: a read lock
+ * is granted while others read, writers waiting or not (so a thread may
+ * take a read lock it holds again); PREFER_WRITER_NONRECURSIVE is ult's
+ * own, where new readers wait behind a waiting writer.  A signal handler
+ * runs during a wait, which then goes on.
+ */
+_Static_assert(sizeof(ult_rwlock_t) <=
+	offsetof(pthread_rwlock_t, __data.__flags),
+    "rwlock");
 #define RW(r) ((ult_rwlock_t *)(void *)(r))
+#define RW_READER_PREF(r) \
+	((r)->__data.__flags != PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP)
 
 int
 pthread_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *a)
 {
-	int v;
+	int v, kind = PTHREAD_RWLOCK_DEFAULT_NP;
 
 	ult__dropin_up();
 	if (a != NULL && pthread_rwlockattr_getpshared(a, &v) == 0 &&
 	    v != PTHREAD_PROCESS_PRIVATE)
 		return (ult__dropin_ps_rwlock_init(rw, a));
+	if (a != NULL)
+		(void)pthread_rwlockattr_getkind_np(a, &kind);
 	memset(rw, 0, sizeof(*rw));
+	rw->__data.__flags = (unsigned)kind;
 	return (ult_rwlock_init(RW(rw)));
 }
 
@@ -34,24 +49,94 @@ pthread_rwlock_destroy(pthread_rwlock_t *rw)
 {
 	if (ult__dropin_ps_is_rwlock(rw))
 		return (ult__dropin_ps_rwlock_destroy(rw));
-	return (ult_rwlock_destroy(RW(rw)));
+	/* glibc's checks nothing: one destroyed while held (undefined)
+	 * gives 0, as natively. */
+	(void)ult_rwlock_destroy(RW(rw));
+	return (0);
 }
 
-/* The four lock calls, each the same forward. */
-#define RW_LOCK(op, wr, try)                                            \
-	int pthread_rwlock_##op(pthread_rwlock_t *rw)                   \
-	{                                                               \
-		ult__dropin_up();                                       \
-		if (ult__dropin_ps_is_rwlock(rw))                       \
-			return (ult__dropin_ps_rwlock_lock(rw, wr, try, \
-			    CLOCK_REALTIME, NULL));                     \
-		return (ult_rwlock_##op(RW(rw)));                       \
-	}
-RW_LOCK(rdlock, 0, 0)
-RW_LOCK(wrlock, 1, 0)
-RW_LOCK(tryrdlock, 0, 1)
-RW_LOCK(trywrlock, 1, 1)
-#undef RW_LOCK
+static int
+rd_try(pthread_rwlock_t *rw)
+{
+	int err = ult_rwlock_tryrdlock(RW(rw));
+
+	if (err == EBUSY && RW_READER_PREF(rw))
+		err = ult__rwlock_tryrdlock_shared(RW(rw));
+	return (err);
+}
+
+static int
+wr_try(pthread_rwlock_t *rw)
+{
+	return (ult_rwlock_trywrlock(RW(rw)));
+}
+
+static int
+rd_fn(void *rw, uint64_t deadline)
+{
+	(void)deadline;
+	return (ult_rwlock_rdlock(rw));
+}
+
+static int
+wr_fn(void *rw, uint64_t deadline)
+{
+	(void)deadline;
+	return (ult_rwlock_wrlock(rw));
+}
+
+int
+pthread_rwlock_rdlock(pthread_rwlock_t *rw)
+{
+	int err;
+
+	ult__dropin_up();
+	if (ult__dropin_ps_is_rwlock(rw))
+		return (
+		    ult__dropin_ps_rwlock_lock(rw, 0, 0, CLOCK_REALTIME, NULL));
+	if ((err = rd_try(rw)) != EBUSY)
+		return (err);
+	/* Blocked behind a writer (that holds it, or that it prefers). */
+	err = ult__dropin_lock_wait(rd_fn, RW(rw), UINT64_MAX);
+	ult__dropin_after_call();
+	return (err);
+}
+
+int
+pthread_rwlock_wrlock(pthread_rwlock_t *rw)
+{
+	int err;
+
+	ult__dropin_up();
+	if (ult__dropin_ps_is_rwlock(rw))
+		return (
+		    ult__dropin_ps_rwlock_lock(rw, 1, 0, CLOCK_REALTIME, NULL));
+	if ((err = wr_try(rw)) != EBUSY)
+		return (err);
+	err = ult__dropin_lock_wait(wr_fn, RW(rw), UINT64_MAX);
+	ult__dropin_after_call();
+	return (err);
+}
+
+int
+pthread_rwlock_tryrdlock(pthread_rwlock_t *rw)
+{
+	ult__dropin_up();
+	if (ult__dropin_ps_is_rwlock(rw))
+		return (
+		    ult__dropin_ps_rwlock_lock(rw, 0, 1, CLOCK_REALTIME, NULL));
+	return (rd_try(rw));
+}
+
+int
+pthread_rwlock_trywrlock(pthread_rwlock_t *rw)
+{
+	ult__dropin_up();
+	if (ult__dropin_ps_is_rwlock(rw))
+		return (
+		    ult__dropin_ps_rwlock_lock(rw, 1, 1, CLOCK_REALTIME, NULL));
+	return (wr_try(rw));
+}
 
 int
 pthread_rwlock_unlock(pthread_rwlock_t *rw)
@@ -62,9 +147,10 @@ pthread_rwlock_unlock(pthread_rwlock_t *rw)
 }
 
 /* ult's rwlocks have no timed wait: a timed one tries again every
- * millisecond until its deadline. */
+ * millisecond until its deadline, and runs the handlers of signals that
+ * come meanwhile. */
 static int
-rw_timed(pthread_rwlock_t *rw, int (*try)(ult_rwlock_t *), clockid_t clock,
+rw_timed(pthread_rwlock_t *rw, int (*try)(pthread_rwlock_t *), clockid_t clock,
     const struct timespec *abs)
 {
 	uint64_t deadline, now;
@@ -72,19 +158,20 @@ rw_timed(pthread_rwlock_t *rw, int (*try)(ult_rwlock_t *), clockid_t clock,
 
 	ult__dropin_up();
 	if (ult__dropin_ps_is_rwlock(rw))
-		return (ult__dropin_ps_rwlock_lock(rw,
-		    try == ult_rwlock_trywrlock, 0, clock, abs));
-	if ((err = try(RW(rw))) != EBUSY)
+		return (ult__dropin_ps_rwlock_lock(rw, try == wr_try, 0, clock,
+		    abs));
+	if ((err = try(rw)) != EBUSY)
 		return (err);
 	if ((err = ult__dropin_deadline(clock, abs, &deadline)) != 0)
 		return (err);
 	for (;;) {
-		if ((err = try(RW(rw))) != EBUSY)
+		if ((err = try(rw)) != EBUSY)
 			return (err);
 		if ((now = ult_now()) >= deadline)
 			return (ETIMEDOUT);
 		ult_sleep_until(
 		    deadline - now > 1000000 ? now + 1000000 : deadline);
+		ult__dropin_after_call();
 	}
 }
 
@@ -92,26 +179,26 @@ int
 pthread_rwlock_clockrdlock(pthread_rwlock_t *rw, clockid_t clock,
     const struct timespec *abs)
 {
-	return (rw_timed(rw, ult_rwlock_tryrdlock, clock, abs));
+	return (rw_timed(rw, rd_try, clock, abs));
 }
 
 int
 pthread_rwlock_clockwrlock(pthread_rwlock_t *rw, clockid_t clock,
     const struct timespec *abs)
 {
-	return (rw_timed(rw, ult_rwlock_trywrlock, clock, abs));
+	return (rw_timed(rw, wr_try, clock, abs));
 }
 
 int
 pthread_rwlock_timedrdlock(pthread_rwlock_t *rw, const struct timespec *abs)
 {
-	return (rw_timed(rw, ult_rwlock_tryrdlock, CLOCK_REALTIME, abs));
+	return (rw_timed(rw, rd_try, CLOCK_REALTIME, abs));
 }
 
 int
 pthread_rwlock_timedwrlock(pthread_rwlock_t *rw, const struct timespec *abs)
 {
-	return (rw_timed(rw, ult_rwlock_trywrlock, CLOCK_REALTIME, abs));
+	return (rw_timed(rw, wr_try, CLOCK_REALTIME, abs));
 }
 
 /* Barriers. */
@@ -140,26 +227,37 @@ pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a,
 int
 pthread_barrier_destroy(pthread_barrier_t *b)
 {
+	int err;
+
 	if (ult__dropin_ps_is_barrier(b))
 		return (ult__dropin_ps_barrier_destroy(b));
-	return (ult_barrier_destroy(BAR(b)));
+	/* As glibc's, it waits for the arrivals of an ended round that are
+	 * still in a signal handler (nobody waits: only they are left). */
+	while ((err = ult_barrier_destroy(BAR(b))) == EBUSY &&
+	    ULT_PLD(&BAR(b)->_waiting) == 0)
+		ult_yield();
+	return (err);
 }
 
 int
 pthread_barrier_wait(pthread_barrier_t *b)
 {
-	int err;
+	unsigned round = 0;
+	int err, again = 0;
 
 	ult__dropin_up();
 	if (ult__dropin_ps_is_barrier(b))
 		return (ult__dropin_ps_barrier_wait(b));
-	/* Not a cancellation point, nor ended by a signal: a handler runs,
-	 * and the thread arrives again. */
+	/* Not a cancellation point, nor ended by a signal: a handler runs
+	 * with the thread still arrived, and its wait then goes on, unless
+	 * the barrier filled meanwhile (POSIX). */
 	ult__dropin_intr_begin();
-	while ((err = ult_barrier_wait(BAR(b))) == EINTR) {
+	while ((err = ult__barrier_wait_intr(BAR(b), &round, again)) == EINTR) {
 		ult__dropin_intr_end();
 		ult__dropin_after_wait();
+		ult__dropin_async_now();
 		ult__dropin_intr_begin();
+		again = 1;
 	}
 	ult__dropin_intr_end();
 	return (err);

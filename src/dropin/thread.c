@@ -584,6 +584,26 @@ ult__dropin_wait_intr(int (*wait)(void *, uint64_t), void *obj,
 	return (err);
 }
 
+int
+ult__dropin_lock_wait(int (*lock)(void *, uint64_t), void *obj,
+    uint64_t deadline)
+{
+	struct ult_thread *ut = ult__self_ut();
+	int err;
+
+	if (ut == NULL || self_dp == NULL)
+		return (lock(obj, deadline));
+	for (;;) {
+		ULT_ST(&ut->intr, ULT__INTR_SLEEP | ULT__INTR_LOCK);
+		err = lock(obj, deadline);
+		ult__dropin_intr_end();
+		if (err != EINTR)
+			return (err);
+		(void)ult__dropin_signals(self_dp);
+		ult__dropin_async_now();
+	}
+}
+
 void
 ult__dropin_interrupt(struct dp_thread *dp)
 {

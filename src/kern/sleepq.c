@@ -304,6 +304,7 @@ ult__sleepq_interrupt(struct ult_thread *ut)
 	/* seq_cst: pairs with ult__sleepq_wait's store of wchan and
 	 * exchange of intr_pending. */
 	ULT_ST_SC(&ut->intr_pending, 1);
+	ult__ts_interrupt(ut);
 	if ((wchan = ULT_LD_SC(&ut->wchan)) == NULL)
 		return;
 	sc = chain_of(wchan);

@@ -48,6 +48,8 @@ int ult__sleepq_is_chain_lock(const struct mtx *m);
  * reads the channel: one of them sees the other.
  */
 void ult__sleepq_interrupt(struct ult_thread *ut);
+#define ULT__INTR_SLEEP 1
+#define ULT__INTR_LOCK 2
 /* Chain locked: wake the first waiter / every waiter; returns how many. */
 int ult__sleepq_signal(const void *wchan);
 int ult__sleepq_broadcast(const void *wchan);
@@ -74,7 +76,10 @@ struct ult__sleep_part {
 				      "mutex", ...): a static string */
 	/* Interruptible waits (the pthread drop-in's cancellation points):
 	 * intr is set by the thread around such a wait (s, a); intr_pending
-	 * by ult__sleepq_interrupt (a), consumed by the wait it ends. */
+	 * by ult__sleepq_interrupt (a), consumed by the wait it ends.  Any
+	 * nonzero intr makes sleeps interruptible; lock waits (turnstiles)
+	 * only with ULT__INTR_LOCK, since a condition wait's relock must
+	 * not fail. */
 	atomic_int intr, intr_pending;
 };
 

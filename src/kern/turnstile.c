@@ -561,6 +561,22 @@ give_spare(struct ult__turnstile *ts, struct ult__waiter *w)
 	return (set_owner(ts, NULL));
 }
 
+/* Chain and ts locked, w queued on ts: it leaves with result, resumed;
+ * returns the owner, whose lend may have come from w. */
+static struct ult_thread *
+leave(struct ult__turnstile *ts, struct ult__waiter *w, int result)
+{
+	struct ult_thread *owner = ts->ts_owner;
+
+	remove_waiter(ts, queue_of(ts, w), w);
+	w->result = result;
+	w->ts = NULL;
+	give_spare(ts, w);
+	if (w->ut != NULL)
+		resume(w, PRI_MAX);
+	return (owner);
+}
+
 /*
  * Timeout: take w off its turnstile unless a waker got there first.
  * Returns 1 if it was removed (and resumed, for a uthread).
@@ -570,8 +586,7 @@ abandon(struct ult__waiter *w)
 {
 	struct ts_chain *tc = chain_of(w->wchan);
 	struct ult__turnstile *ts;
-	struct ult_thread *owner = NULL;
-	int removed = 0;
+	struct ult_thread *owner;
 
 	mtx_lock_spin(&tc->lock);
 	/* w->ts changes under the chain lock; NULL once w was woken, after
@@ -581,21 +596,14 @@ abandon(struct ult__waiter *w)
 		return (0);
 	}
 	mtx_lock_spin(&ts->ts_lock);
-	remove_waiter(ts, queue_of(ts, w), w);
-	w->result = ETIMEDOUT;
-	w->ts = NULL;
-	owner = ts->ts_owner; /* its lend may have come from w */
-	give_spare(ts, w);
-	if (w->ut != NULL)
-		resume(w, PRI_MAX);
-	removed = 1;
+	owner = leave(ts, w, ETIMEDOUT);
 	mtx_unlock_spin(&ts->ts_lock);
 	mtx_unlock_spin(&tc->lock);
 	/* Outside the turnstile locks: the owner may be asleep, and its
 	 * thread lock then a sleep-queue chain, which ranks before them. */
 	if (owner != NULL)
 		unlend(owner);
-	return (removed);
+	return (1);
 }
 
 static void
@@ -604,6 +612,52 @@ ts_timeout(void *arg)
 	struct ult_thread *ut = arg;
 
 	abandon(ULT_LD_ACQ(&ut->slp_waiter));
+}
+
+void
+ult__ts_interrupt(struct ult_thread *ut)
+{
+	const void *obj = ULT_LD_SC(&ut->ts_intr_obj);
+	struct ts_chain *tc;
+	struct ult__turnstile *ts = NULL;
+	struct ult_thread *owner = NULL;
+	struct ult__list *n;
+
+	/* obj is the lock, not the waiter on ut's stack: found again under
+	 * the chain lock, ut's waiter is still queued or already gone. */
+	if (obj == NULL)
+		return;
+	tc = chain_of(obj);
+	mtx_lock_spin(&tc->lock);
+	ULT_LIST_FOREACH (n, &tc->list) {
+		struct ult__turnstile *t =
+		    ULT_CONTAINER_OF(n, struct ult__turnstile, ts_hash);
+
+		if (t->ts_obj == obj) {
+			ts = t;
+			break;
+		}
+	}
+	if (ts != NULL) {
+		struct ult__waiter *w = NULL;
+
+		mtx_lock_spin(&ts->ts_lock);
+		for (int q = 0; q < 2 && w == NULL; q++)
+			ULT_LIST_FOREACH (n, &ts->ts_blocked[q])
+				if (ULT_CONTAINER_OF(n, struct ult__waiter,
+					link)
+					->ut == ut) {
+					w = ULT_CONTAINER_OF(n,
+					    struct ult__waiter, link);
+					break;
+				}
+		if (w != NULL && (ULT_LD(&ut->intr) & ULT__INTR_LOCK))
+			owner = leave(ts, w, EINTR);
+		mtx_unlock_spin(&ts->ts_lock);
+	}
+	mtx_unlock_spin(&tc->lock);
+	if (owner != NULL)
+		unlend(owner);
 }
 
 int
@@ -627,6 +681,17 @@ ult__ts_wait(const void *obj, struct ult__turnstile *ts, uintptr_t owner,
 	}
 	if (ut != NULL)
 		ULT_ST(&ut->wmesg, wmesg);
+	if (ut != NULL && (ULT_LD(&ut->intr) & ULT__INTR_LOCK)) {
+		/* seq_cst, the Dekker pair with ult__sleepq_interrupt, as in
+		 * ult__sleepq_wait: either it finds obj or this finds the
+		 * mark. */
+		ULT_ST_SC(&ut->ts_intr_obj, obj);
+		if (ULT_XCHG_SC(&ut->intr_pending, 0)) {
+			ULT_ST(&ut->ts_intr_obj, NULL);
+			ult__ts_release(obj, ts);
+			return (EINTR);
+		}
+	}
 	if (deadline != 0 && ut != NULL) {
 		ULT_ST_REL(&ut->slp_waiter, w);
 		ult__timer_add(&ut->slp_timer, ut->td.td_oncpu, deadline,
@@ -675,6 +740,11 @@ ult__ts_wait(const void *obj, struct ult__turnstile *ts, uintptr_t owner,
 	ult__mi_switch(ut, SW_VOL | SWT_TURNSTILE, NULL);
 	if (deadline != 0)
 		ult__timer_cancel(&ut->slp_timer);
+	if (ULT_LD(&ut->ts_intr_obj) != NULL) {
+		ULT_ST(&ut->ts_intr_obj, NULL);
+		if (w->result == EINTR)
+			(void)ULT_XCHG_SC(&ut->intr_pending, 0);
+	}
 	spare_put(w);
 	return (w->result);
 }

@@ -61,7 +61,8 @@ void ult__ts_release(const void *obj, struct ult__turnstile *ts);
  * none or shared.  deadline: absolute ns, 0 for none.  wmesg: a static
  * string naming the kind of lock ("mutex"), for reports and the trace.  Returns
  * with nothing locked: SYNC_GRANTED (the waker made the caller the owner), 0
- * (woken: retry) or ETIMEDOUT.
+ * (woken: retry), ETIMEDOUT, or EINTR when the uthread waits with
+ * ULT__INTR_LOCK in its intr and ult__ts_interrupt ends the wait.
  */
 int ult__ts_wait(const void *obj, struct ult__turnstile *ts, uintptr_t owner,
     int queue, struct ult__waiter *w, uint64_t deadline, const char *wmesg);
@@ -98,12 +99,23 @@ void ult__ts_claim(const void *obj, uintptr_t self);
  * none, foreign or shared). */
 const void *ult__ts_blocked_on(struct ult_thread *ut, uint64_t *owner_id);
 
+/*
+ * End ut's current or next lock wait with EINTR if it waits with
+ * ULT__INTR_LOCK in ut->intr (the pthread drop-in, so that a signal
+ * handler runs during a mutex or rwlock wait).  Called by
+ * ult__sleepq_interrupt after it set intr_pending; nothing locked.
+ */
+void ult__ts_interrupt(struct ult_thread *ut);
+
 /* A uthread's lock state (struct ult_thread's part; locking key there). */
 struct ult__lock_part {
 	struct ult__turnstile *ts_spare;   /* (s) NULL while lent to a lock;
 					      handed back under q */
 	struct ult__turnstile *ts_blocked; /* (q) blocked on */
 	struct ult__waiter *ts_waiter;	   /* (q) its waiter there */
+	const void *_Atomic ts_intr_obj;   /* (s, a) the lock it waits on
+					      interruptibly, for
+					      ult__ts_interrupt */
 	struct mtx contested_lock;	   /* the lock x, a leaf */
 	struct ult__list contested;	   /* (x) turnstiles of locks it owns */
 	atomic_int ncontested; /* (x) their number; read without x too */

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+/*
+ * Signals and cancels during lock and barrier waits (POSIX): a handler
+ * runs while a thread waits for a mutex, an rwlock (plain or timed) or a
+ * barrier, and on its return the wait goes on as if not interrupted; a
+ * barrier wait's thread stays arrived meanwhile, so a round that fills
+ * during the handler ends its wait.  An asynchronous cancel ends a mutex
+ * wait.  glibc's default rwlock prefers readers (a read lock is granted
+ * while others read, writers waiting or not); its writer-preferring
+ * non-recursive kind makes new readers wait.
+ */
+#include "conf.h"
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+static atomic_int handled, about_to_wait, got, released;
+
+static void
+on_usr1(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&handled, 1);
+}
+
+/* The waiter says it is about to wait; give it time to block, which
+ * the transcript does not depend on (a signal that comes first runs its
+ * handler before the wait, with the same outcome). */
+static void
+wait_waiting(void)
+{
+	while (!atomic_load(&about_to_wait))
+		conf_msleep(1);
+	conf_msleep(50);
+}
+
+static void
+wait_handled(int n)
+{
+	for (int i = 0; i < 10000 && atomic_load(&handled) < n; i++)
+		conf_msleep(1);
+}
+
+static void
+reset(void)
+{
+	atomic_store(&handled, 0);
+	atomic_store(&about_to_wait, 0);
+	atomic_store(&got, 0);
+	atomic_store(&released, 0);
+}
+
+/* Mutexes. */
+static pthread_mutex_t mx = PTHREAD_MUTEX_INITIALIZER;
+static int timed;
+
+static void *
+mutex_waiter(void *arg)
+{
+	struct timespec ts = conf_deadline(CLOCK_REALTIME, 100000);
+	int rc;
+
+	(void)arg;
+	atomic_store(&about_to_wait, 1);
+	rc =
+	    timed ? pthread_mutex_timedlock(&mx, &ts) : pthread_mutex_lock(&mx);
+	/* It must not have the mutex before main let it go. */
+	atomic_store(&got, rc == 0 && atomic_load(&released) ? 1 : -1);
+	if (rc == 0)
+		pthread_mutex_unlock(&mx);
+	return (NULL);
+}
+
+static void
+check_mutex(int t)
+{
+	pthread_t th;
+
+	reset();
+	timed = t;
+	printf("%s:\n", t ? "pthread_mutex_timedlock" : "pthread_mutex_lock");
+	conf_must("lock", pthread_mutex_lock(&mx));
+	conf_create(&th, NULL, mutex_waiter, NULL);
+	wait_waiting();
+	conf_err("pthread_kill the waiter", pthread_kill(th, SIGUSR1), 0);
+	wait_handled(1);
+	conf_long("its handler ran", atomic_load(&handled), 1);
+	conf_msleep(20);
+	conf_long("it still waits", atomic_load(&got), 0);
+	atomic_store(&released, 1);
+	conf_must("unlock", pthread_mutex_unlock(&mx));
+	conf_join(th);
+	conf_long("it took the mutex after the unlock", atomic_load(&got), 1);
+}
+
+static void *
+mutex_async(void *arg)
+{
+	(void)arg;
+	pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+	atomic_store(&about_to_wait, 1);
+	pthread_mutex_lock(&mx);
+	atomic_store(&got, 1);
+	pthread_mutex_unlock(&mx);
+	return (NULL);
+}
+
+static void
+check_mutex_cancel(void)
+{
+	pthread_t th;
+
+	reset();
+	printf("asynchronous cancel of a mutex wait:\n");
+	conf_must("lock", pthread_mutex_lock(&mx));
+	conf_create(&th, NULL, mutex_async, NULL);
+	wait_waiting();
+	conf_err("pthread_cancel the waiter", pthread_cancel(th), 0);
+	conf_ok("it ended cancelled", conf_join(th) == PTHREAD_CANCELED);
+	conf_long("it never took the mutex", atomic_load(&got), 0);
+	conf_must("unlock", pthread_mutex_unlock(&mx));
+	conf_err("the mutex is free", pthread_mutex_trylock(&mx), 0);
+	conf_must("unlock", pthread_mutex_unlock(&mx));
+}
+
+/* Rwlocks. */
+static pthread_rwlock_t rw;
+static int rw_op; /* 0 rdlock, 1 wrlock, 2 timedrdlock, 3 timedwrlock */
+static const char *const rw_names[] = {"pthread_rwlock_rdlock",
+    "pthread_rwlock_wrlock", "pthread_rwlock_timedrdlock",
+    "pthread_rwlock_timedwrlock"};
+
+static void *
+rw_waiter(void *arg)
+{
+	struct timespec ts = conf_deadline(CLOCK_REALTIME, 100000);
+	int rc;
+
+	(void)arg;
+	atomic_store(&about_to_wait, 1);
+	switch (rw_op) {
+	case 0:
+		rc = pthread_rwlock_rdlock(&rw);
+		break;
+	case 1:
+		rc = pthread_rwlock_wrlock(&rw);
+		break;
+	case 2:
+		rc = pthread_rwlock_timedrdlock(&rw, &ts);
+		break;
+	default:
+		rc = pthread_rwlock_timedwrlock(&rw, &ts);
+		break;
+	}
+	atomic_store(&got, rc == 0 && atomic_load(&released) ? 1 : -1);
+	if (rc == 0)
+		pthread_rwlock_unlock(&rw);
+	return (NULL);
+}
+
+static void
+check_rwlock(int op, int main_reads)
+{
+	pthread_t th;
+
+	reset();
+	rw_op = op;
+	printf("%s, main holding it for %s:\n", rw_names[op],
+	    main_reads ? "reading" : "writing");
+	conf_must("rwlock_init", pthread_rwlock_init(&rw, NULL));
+	conf_must("main's lock",
+	    main_reads ? pthread_rwlock_rdlock(&rw)
+		       : pthread_rwlock_wrlock(&rw));
+	conf_create(&th, NULL, rw_waiter, NULL);
+	wait_waiting();
+	conf_err("pthread_kill the waiter", pthread_kill(th, SIGUSR1), 0);
+	wait_handled(1);
+	conf_long("its handler ran", atomic_load(&handled), 1);
+	conf_msleep(20);
+	conf_long("it still waits", atomic_load(&got), 0);
+	atomic_store(&released, 1);
+	conf_must("unlock", pthread_rwlock_unlock(&rw));
+	conf_join(th);
+	conf_long("it took the lock after the unlock", atomic_load(&got), 1);
+	conf_err("rwlock_destroy", pthread_rwlock_destroy(&rw), 0);
+}
+
+static void *
+writer(void *arg)
+{
+	(void)arg;
+	atomic_store(&about_to_wait, 1);
+	if (pthread_rwlock_wrlock(&rw) == 0) {
+		atomic_store(&got, 1);
+		pthread_rwlock_unlock(&rw);
+	}
+	return (NULL);
+}
+
+static void *
+reader_try(void *arg)
+{
+	int rc = pthread_rwlock_tryrdlock(&rw);
+
+	(void)arg;
+	if (rc == 0)
+		pthread_rwlock_unlock(&rw);
+	return ((void *)(intptr_t)rc);
+}
+
+/* Another reader's try while main reads and a writer waits: granted by
+ * the default kind; refused, once the writer waits, by the writer-
+ * preferring one. */
+static void
+check_preference(int kind)
+{
+	pthread_rwlockattr_t a;
+	pthread_t w, r;
+	int rc = -1;
+
+	reset();
+	printf("rwlock kind %s, main reading, a writer waiting:\n",
+	    kind == PTHREAD_RWLOCK_PREFER_READER_NP ? "prefer reader"
+						    : "prefer writer "
+						      "nonrecursive");
+	conf_must("rwlockattr_init", pthread_rwlockattr_init(&a));
+	conf_must("setkind_np", pthread_rwlockattr_setkind_np(&a, kind));
+	conf_must("rwlock_init", pthread_rwlock_init(&rw, &a));
+	conf_must("main's rdlock", pthread_rwlock_rdlock(&rw));
+	conf_create(&w, NULL, writer, NULL);
+	wait_waiting();
+	if (kind == PTHREAD_RWLOCK_PREFER_READER_NP) {
+		conf_create(&r, NULL, reader_try, NULL);
+		conf_err("another thread's tryrdlock",
+		    (int)(intptr_t)conf_join(r), 0);
+		conf_err("main's second rdlock", pthread_rwlock_rdlock(&rw), 0);
+		conf_must("its unlock", pthread_rwlock_unlock(&rw));
+	} else {
+		for (int i = 0; i < 10000 && rc != EBUSY; i++) {
+			conf_create(&r, NULL, reader_try, NULL);
+			if ((rc = (int)(intptr_t)conf_join(r)) != EBUSY)
+				conf_msleep(1);
+		}
+		conf_err("another thread's tryrdlock, once the writer waits",
+		    rc, EBUSY);
+	}
+	conf_long("the writer still waits", atomic_load(&got), 0);
+	conf_must("main's unlock", pthread_rwlock_unlock(&rw));
+	conf_join(w);
+	conf_long("the writer took it", atomic_load(&got), 1);
+	conf_must("rwlock_destroy", pthread_rwlock_destroy(&rw));
+	pthread_rwlockattr_destroy(&a);
+}
+
+/* Barriers. */
+static pthread_barrier_t bar;
+static atomic_int main_through, handler_saw_main;
+
+static void
+on_usr2_barrier(int sig)
+{
+	(void)sig;
+	atomic_fetch_add(&handled, 1);
+	/* The round fills while the handler runs: main arrives and leaves. */
+	for (int i = 0; i < 10000 && !atomic_load(&main_through); i++)
+		conf_msleep(1);
+	atomic_store(&handler_saw_main, atomic_load(&main_through));
+}
+
+static void *
+barrier_waiter(void *arg)
+{
+	int rc;
+
+	(void)arg;
+	atomic_store(&about_to_wait, 1);
+	rc = pthread_barrier_wait(&bar);
+	atomic_store(&got,
+	    rc == PTHREAD_BARRIER_SERIAL_THREAD ? 2
+		: rc == 0			? 1
+						: -1);
+	return (NULL);
+}
+
+static void
+check_barrier(void)
+{
+	struct sigaction sa;
+	pthread_t th;
+	int rc;
+
+	reset();
+	printf("pthread_barrier_wait:\n");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr2_barrier;
+	sigemptyset(&sa.sa_mask);
+	conf_must("sigaction", sigaction(SIGUSR2, &sa, NULL));
+	conf_must("barrier_init", pthread_barrier_init(&bar, NULL, 2));
+	conf_create(&th, NULL, barrier_waiter, NULL);
+	wait_waiting();
+	conf_err("pthread_kill the waiter", pthread_kill(th, SIGUSR2), 0);
+	wait_handled(1);
+	conf_long("its handler runs", atomic_load(&handled), 1);
+	rc = pthread_barrier_wait(&bar);
+	conf_ok("main's wait ends (0 or serial)",
+	    rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD);
+	atomic_store(&main_through, 1);
+	conf_join(th);
+	conf_long("the handler saw main through",
+	    atomic_load(&handler_saw_main), 1);
+	conf_long("one of the two is the serial thread",
+	    (rc == PTHREAD_BARRIER_SERIAL_THREAD) + (atomic_load(&got) == 2),
+	    1);
+	conf_ok("the waiter's wait ended without error", atomic_load(&got) > 0);
+	conf_err("barrier_destroy", pthread_barrier_destroy(&bar), 0);
+}
+
+int
+main(void)
+{
+	struct sigaction sa;
+
+	conf_begin("lockwait");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;
+	sigemptyset(&sa.sa_mask);
+	conf_must("sigaction", sigaction(SIGUSR1, &sa, NULL));
+	check_mutex(0);
+	check_mutex(1);
+	check_mutex_cancel();
+	for (int op = 0; op < 4; op++)
+		check_rwlock(op, (op & 1) != 0);
+	check_rwlock(1, 0);
+	check_preference(PTHREAD_RWLOCK_PREFER_READER_NP);
+	check_preference(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	check_barrier();
+	return (conf_end());
+}
