@@ -109,7 +109,7 @@ helper_main(void *arg)
 /* pool.lock held: queue j and see that a helper will take it; EAGAIN if
  * there is none and none can be started. */
 static int
-submit(struct job *j)
+submit(struct job *j, int unbounded)
 {
 	pthread_attr_t attr;
 	pthread_t t;
@@ -128,7 +128,7 @@ submit(struct job *j)
 		pthread_cond_signal(&pool.work);
 		return (0);
 	}
-	if (pool.nthreads >= ULT_LD(&ult__blocking_max))
+	if (!unbounded && pool.nthreads >= ULT_LD(&ult__blocking_max))
 		return (0); /* a busy helper takes it next */
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -151,8 +151,8 @@ submit(struct job *j)
 	return (EAGAIN);
 }
 
-int
-ult_blocking(void *(*fn)(void *), void *arg, void **ret)
+static int
+blocking(void *(*fn)(void *), void *arg, void **ret, int unbounded)
 {
 	struct ult_thread *ut = ult__self_ut();
 	struct ult__waiter w;
@@ -178,7 +178,7 @@ ult_blocking(void *(*fn)(void *), void *arg, void **ret)
 	atomic_init(&j.done, 0);
 	pthread_mutex_lock(&pool.lock);
 	pool.stop = 0;
-	err = submit(&j);
+	err = submit(&j, unbounded);
 	pthread_mutex_unlock(&pool.lock);
 	if (err != 0)
 		return (err);
@@ -197,6 +197,22 @@ ult_blocking(void *(*fn)(void *), void *arg, void **ret)
 		*ret = j.ret;
 	ult__set_errno(j.err);
 	return (0);
+}
+
+int
+ult_blocking(void *(*fn)(void *), void *arg, void **ret)
+{
+	return (blocking(fn, arg, ret, 0));
+}
+
+/* A job that may wait for another job (the drop-in's process-shared
+ * condition and barrier waits, which hold what their wakers need until
+ * they wait): it never queues behind busy helpers, ult.blocking_max
+ * or not. */
+int
+ult__blocking_unbounded(void *(*fn)(void *), void *arg, void **ret)
+{
+	return (blocking(fn, arg, ret, 1));
 }
 
 long

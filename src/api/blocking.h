@@ -11,6 +11,8 @@
 void ult__blocking_fini(void);
 extern atomic_int ult__blocking_max, ult__blocking_idle_ms;
 long ult__blocking_threads(void);
+/* ult_blocking for a job that must not queue behind busy helpers. */
+int ult__blocking_unbounded(void *(*fn)(void *), void *arg, void **ret);
 
 struct ult__subsys;
 extern const struct ult__subsys ult__blocking_subsys;

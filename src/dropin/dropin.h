@@ -95,8 +95,10 @@ struct dp_thread {
 	int joined;	/* (a) a join took it */
 	int clock_slot; /* (a) cpuclock.c's slot + 1, kept on reuse */
 	char name[16];
-	struct dp_held *held; /* pshared.c: glibc-layout locks held */
-	void *robust;	      /* robust.c: robust mutexes held */
+	struct dp_held *held;	 /* pshared.c: glibc-layout locks held */
+	void *robust;		 /* robust.c: robust mutexes held */
+	pthread_cond_t *ps_cond; /* (a) pshared.c: the process-shared
+				    condition it waits on in a helper */
 };
 /* The calling uthread's, or NULL in a thread that is not one. */
 struct dp_thread *ult__dropin_self(void);
@@ -254,6 +256,7 @@ int ult__dropin_ps_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
     const struct timespec *abs);
 int ult__dropin_ps_cond_wake(pthread_cond_t *c, int all);
 int ult__dropin_ps_cond_destroy(pthread_cond_t *c);
+void ult__dropin_ps_cond_kick(pthread_cond_t *c);
 int ult__dropin_ps_is_rwlock(const pthread_rwlock_t *rw);
 int ult__dropin_ps_rwlock_init(pthread_rwlock_t *rw,
     const pthread_rwlockattr_t *a);

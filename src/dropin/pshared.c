@@ -38,6 +38,10 @@
 
 #define PS_SLICE_MIN_NS 100000u
 #define PS_SLICE_MAX_NS 1000000u
+/* A condition wait on a helper looks whether its waiter was cancelled or
+ * signalled this often, should the broadcast that says so have come
+ * before the wait began. */
+#define PS_CWAIT_SLICE_NS 50000000
 
 /* A rwlock or barrier of glibc's: a mark in bytes glibc leaves alone. */
 #define PS_MARK 0x646572616873746cull /* "ltshared" */
@@ -391,19 +395,60 @@ struct cwait {
 	pthread_mutex_t *m;
 	clockid_t clock;
 	const struct timespec *abs;
+	struct dp_thread *dp;
 	int err;
 };
+
+/* The waiting uthread has a cancel to act on or a signal to take: its
+ * wait ends (a spurious wakeup, with the mutex held again). */
+static int
+cwait_due(struct dp_thread *dp)
+{
+	ult_thread_t *ut = ult__dropin_ut(dp);
+
+	return ((ULT_PLD(&dp->cancel_pending) && !dp->cancel_off) ||
+	    (ut != NULL && (ULT_PLD(&dp->sig_pending) & ~ut->sigmask) != 0));
+}
 
 static void *
 cwait_run(void *arg)
 {
 	struct cwait *w = arg;
+	struct timespec t;
 
 	/* The helper is the owner for glibc while it waits. */
 	own_here(w->m);
-	w->err = w->abs != NULL
-	    ? NEXT(pthread_cond_clockwait)(w->c, w->m, w->clock, w->abs)
-	    : NEXT(pthread_cond_wait)(w->c, w->m);
+	if (w->dp == NULL) {
+		w->err = w->abs != NULL
+		    ? NEXT(pthread_cond_clockwait)(w->c, w->m, w->clock, w->abs)
+		    : NEXT(pthread_cond_wait)(w->c, w->m);
+		return (NULL);
+	}
+	/* A cancel or a signal for the waiter broadcasts the condition
+	 * (ult__dropin_interrupt); one that came before this wait began is
+	 * seen at the end of a slice, which re-waits holding the mutex
+	 * throughout, so no wakeup is lost. */
+	for (;;) {
+		clock_gettime(w->clock, &t);
+		t.tv_nsec += PS_CWAIT_SLICE_NS;
+		t.tv_sec += t.tv_nsec / 1000000000;
+		t.tv_nsec %= 1000000000;
+		if (w->abs != NULL &&
+		    (w->abs->tv_sec < t.tv_sec ||
+			(w->abs->tv_sec == t.tv_sec &&
+			    w->abs->tv_nsec < t.tv_nsec)))
+			t = *w->abs;
+		w->err = NEXT(pthread_cond_clockwait)(w->c, w->m, w->clock, &t);
+		if (w->err != ETIMEDOUT ||
+		    (w->abs != NULL && &t != w->abs &&
+			t.tv_sec == w->abs->tv_sec &&
+			t.tv_nsec == w->abs->tv_nsec))
+			break;
+		if (cwait_due(w->dp)) {
+			w->err = 0;
+			break;
+		}
+	}
 	return (NULL);
 }
 
@@ -412,7 +457,7 @@ ult__dropin_ps_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, int clock,
     const struct timespec *abs)
 {
 	struct dp_thread *dp = me();
-	struct cwait w = {c, m, clock, abs, 0};
+	struct cwait w = {c, m, clock, abs, dp, 0};
 	int err;
 
 	if (!ult__dropin_ps_is_mutex(m))
@@ -424,10 +469,23 @@ ult__dropin_ps_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, int clock,
 	if (held_find(dp, m, HELD_MUTEX) == NULL)
 		return (EPERM);
 	ult__dropin_point();
-	if ((err = ult_blocking(cwait_run, &w, NULL)) != 0)
+	ULT_PST_REL(&dp->ps_cond, c);
+	err = ult__blocking_unbounded(cwait_run, &w, NULL);
+	ULT_PST(&dp->ps_cond, NULL);
+	if (err != 0)
 		return (err);
+	/* A cancel that ended the wait acts now, with the mutex held. */
+	if (cwait_due(dp))
+		ult__dropin_point();
 	ult__dropin_after_wait();
 	return (w.err);
+}
+
+/* pthread_cancel or pthread_kill for dp, waiting on c in a helper. */
+void
+ult__dropin_ps_cond_kick(pthread_cond_t *c)
+{
+	(void)NEXT(pthread_cond_broadcast)(c);
 }
 
 int
@@ -599,7 +657,7 @@ ult__dropin_ps_barrier_wait(pthread_barrier_t *b)
 
 	if (me() == NULL)
 		return (NEXT(pthread_barrier_wait)(b));
-	if ((err = ult_blocking(bwait_run, &w, NULL)) != 0)
+	if ((err = ult__blocking_unbounded(bwait_run, &w, NULL)) != 0)
 		return (err);
 	return (w.err);
 }

@@ -21,6 +21,9 @@
  * Lock and barrier waits where a signal handler runs and the wait then
  * resumes, as POSIX asks (api/sync.h):
  *   ult__rwlock_tryrdlock_shared ult__barrier_wait_intr
+ * A process-shared condition or barrier wait, whose helper must not
+ * queue behind other waits (api/blocking.h):
+ *   ult__blocking_unbounded
  * Whether the lock checker is on: a mutex's blocking call, which it
  * checks for order, is then not tried first (kern/witness.h):
  *   ult__witness_on
@@ -37,6 +40,7 @@
 #ifndef ULT_DROPIN_RUNTIME_H
 #define ULT_DROPIN_RUNTIME_H
 
+#include "api/blocking.h"
 #include "api/sync.h"
 #include "kern/preempt.h"
 #include "kern/runtime.h"

@@ -608,6 +608,7 @@ void
 ult__dropin_interrupt(struct dp_thread *dp)
 {
 	ult_thread_t *ut = ULT_PLD_ACQ(&dp->ut);
+	pthread_cond_t *c;
 
 	/* seq_cst: before the interrupt is posted; pairs with the waiter's
 	 * read of nintr after its wait ends with EINTR. */
@@ -615,6 +616,10 @@ ult__dropin_interrupt(struct dp_thread *dp)
 	/* Not started yet: it acts at its first cancellation point. */
 	if (ut != NULL && dp != self_dp)
 		ult__sleepq_interrupt(ut);
+	/* A process-shared condition wait runs in a helper, in glibc: a
+	 * broadcast ends it (a spurious wakeup for the others). */
+	if (dp != self_dp && (c = ULT_PLD_ACQ(&dp->ps_cond)) != NULL)
+		ult__dropin_ps_cond_kick(c);
 }
 
 /* Before ult_init: every worker blocks the program's signals from its

@@ -220,6 +220,69 @@ conds(void)
 	conf_err("cond_signal, no waiter", pthread_cond_signal(&sh->cv), 0);
 }
 
+/* More waiters than ult's helper threads (64): each holds the mutex
+ * until its wait begins, so none may queue for a helper. */
+#define MANY 80
+static void
+many_waiters(void)
+{
+	pthread_t t[MANY];
+
+	sh->flag = sh->waiting = sh->woke = 0;
+	for (int i = 0; i < MANY; i++)
+		conf_create(&t[i], NULL, cond_fn, NULL);
+	wait_waiting(MANY);
+	sh->flag = 1;
+	pthread_cond_broadcast(&sh->cv);
+	pthread_mutex_unlock(&sh->mx);
+	for (int i = 0; i < MANY; i++)
+		conf_join(t[i]);
+	conf_long("cond: all of many waiters woken", sh->woke, MANY);
+}
+
+/* A cancel acts during the wait, and the cleanup handler finds the
+ * mutex held by the cancelled thread. */
+static int cleanup_held;
+
+static void
+cancel_cleanup(void *arg)
+{
+	(void)arg;
+	/* Nobody else holds it: main let it go before the cancel. */
+	cleanup_held = pthread_mutex_trylock(&sh->mx) == EBUSY;
+	pthread_mutex_unlock(&sh->mx);
+}
+
+static void *
+cancel_fn(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&sh->mx);
+	sh->waiting++;
+	pthread_cleanup_push(cancel_cleanup, NULL);
+	while (!sh->flag)
+		pthread_cond_wait(&sh->cv, &sh->mx);
+	pthread_cleanup_pop(0);
+	pthread_mutex_unlock(&sh->mx);
+	return (NULL);
+}
+
+static void
+cancelled_waiter(void)
+{
+	pthread_t t;
+
+	sh->flag = sh->waiting = 0;
+	conf_create(&t, NULL, cancel_fn, NULL);
+	wait_waiting(1);
+	pthread_mutex_unlock(&sh->mx);
+	conf_err("pthread_cancel a cond waiter", pthread_cancel(t), 0);
+	conf_ok("it ended cancelled", conf_join(t) == PTHREAD_CANCELED);
+	conf_long("its cleanup held the mutex", cleanup_held, 1);
+	conf_err("the mutex is free", pthread_mutex_trylock(&sh->mx), 0);
+	pthread_mutex_unlock(&sh->mx);
+}
+
 /* Barriers: NT threads and main, three rounds. */
 static void *
 barrier_fn(void *arg)
@@ -417,6 +480,8 @@ main(void)
 	mutexes();
 	kinds();
 	conds();
+	many_waiters();
+	cancelled_waiter();
 	barriers();
 	rwlocks();
 	sems();
