@@ -59,6 +59,7 @@ struct dp_siginfo {
 	uid_t uid;
 	union sigval value;
 };
+#define DP_RTQ 16 /* realtime signal instances queued beyond the first */
 struct dp_thread {
 	uint64_t magic;
 	ult_thread_t *_Atomic ut; /* set by the creator and the thread */
@@ -84,6 +85,14 @@ struct dp_thread {
 	stack_t altstack;     /* what sigaltstack was told (sigact.c) */
 	uint64_t sig_hasinfo; /* (a) sig_pending bits with siginfo[] */
 	struct dp_siginfo siginfo[64];
+	/* Realtime signals queue each instance, in order (signal.c's rt
+	 * lock): the oldest is in siginfo[]; the later ones here. */
+	uint64_t rt_busy; /* being taken: its siginfo[] is being read */
+	unsigned rtq_n;
+	struct {
+		int sig, hasinfo;
+		struct dp_siginfo si;
+	} rtq[DP_RTQ];
 	unsigned nintr; /* (a) interruptions sent: tells an EINTR of
 			   ours from the kernel's */
 	struct dp_thread *next_live, *prev_live; /* signal.c's list */
@@ -143,6 +152,9 @@ void ult__dropin_queue(struct dp_thread *dp, int sig);
 void ult__dropin_queue_info(struct dp_thread *dp, int sig,
     const struct dp_siginfo *si);
 int ult__dropin_unqueue(struct dp_thread *dp, uint64_t bit);
+/* After the taker of a realtime signal read its siginfo[]: the next
+ * instance queued, if any, takes its place (pending again). */
+void ult__dropin_rt_next(struct dp_thread *dp, int sig);
 /* Call the program's action for sig (sigact.c): DP_SIG_* as above. */
 int ult__dropin_deliver(struct dp_thread *dp, int sig, void *uc);
 /* The program's action for sig, as sigaction would report it. */

@@ -222,6 +222,17 @@ dp_of(struct ult_thread *ut)
 	return (ult__dropin_of((pthread_t)ut->arg));
 }
 
+/* A process signal back to the process.  The kernel lets a thread other
+ * than the leader requeue only a sigqueue's or a timer's siginfo (a
+ * negative code); kill's sender is then the process itself. */
+static void
+requeue(int sig, siginfo_t *si)
+{
+	if (si->si_code >= 0 ||
+	    syscall(SYS_rt_sigqueueinfo, getpid(), sig, si) != 0)
+		syscall(SYS_kill, getpid(), sig);
+}
+
 static void
 tramp_on(int sig, siginfo_t *si, void *uc)
 {
@@ -239,7 +250,11 @@ tramp_on(int sig, siginfo_t *si, void *uc)
 	}
 	ut = w->curthread;
 	if (ut == &w->idle || (dp = dp_of(ut)) == NULL) {
-		syscall(SYS_kill, getpid(), sig); /* for another thread */
+		/* For another thread: one that waits for it or main takes
+		 * it, with its siginfo; else back to the process. */
+		if (si->si_code != SI_TKILL && ult__dropin_route(sig, &info))
+			return;
+		requeue(sig, si);
 		return;
 	}
 	if (si->si_code != SI_TKILL &&
@@ -249,13 +264,9 @@ tramp_on(int sig, siginfo_t *si, void *uc)
 		 * would wait there while another thread accepts it.  The
 		 * process gets it back, and the worker blocks it now, as the
 		 * switch is about to (else the kernel would hand it straight
-		 * back).  The kernel lets a thread other than the leader
-		 * requeue only a sigqueue's or a timer's siginfo (a negative
-		 * code); kill's sender is then the process itself. */
+		 * back). */
 		sigaddset(&((ucontext_t *)uc)->uc_sigmask, sig);
-		if (si->si_code >= 0 ||
-		    syscall(SYS_rt_sigqueueinfo, getpid(), sig, si) != 0)
-			syscall(SYS_kill, getpid(), sig);
+		requeue(sig, si);
 		return;
 	}
 	if (ult__preempt_safe_point(uc)) {

@@ -28,32 +28,147 @@ real_kill(pthread_t t, int sig)
 
 int ult__dropin_nqueued;
 
+/*
+ * Realtime signals (SIGRTMIN up) queue every instance, in order, as the
+ * kernel does: the first in the lock-free slot (sig_pending's bit and
+ * siginfo[]), the later ones in dp->rtq, moved into the slot one by one
+ * by ult__dropin_rt_next after the taker has read it.  A producer may
+ * run in a signal handler on any kernel thread, so the lock is held with
+ * every signal blocked there.  Beyond DP_RTQ, instances are dropped (the
+ * kernel's queue has a limit too).
+ */
+static int rt_lk;
+
+static int
+is_rt(int sig)
+{
+	return (sig >= SIGRTMIN);
+}
+
+static uint64_t
+rt_lock(void)
+{
+	uint64_t old = ult__os_sigmask_get();
+
+	ult__os_sigmask(~ULT_SIGMASK_KEEP | old);
+	while (ULT_PXCHG_ACQ(&rt_lk, 1))
+		while (ULT_PLD(&rt_lk))
+			ult__cpu_relax();
+	return (old);
+}
+
+static void
+rt_unlock(uint64_t old)
+{
+	ULT_PST_REL(&rt_lk, 0);
+	ult__os_sigmask(old);
+}
+
+static void
+set_pending(struct dp_thread *dp, uint64_t bit)
+{
+	if (!(ULT_PFETCH_OR_ACQREL(&dp->sig_pending, bit) & bit))
+		ULT_PADD_FETCH(&ult__dropin_nqueued, 1);
+}
+
+/* An instance of realtime sig, with si or none. */
+static void
+rt_queue(struct dp_thread *dp, int sig, const struct dp_siginfo *si)
+{
+	uint64_t bit = 1ull << (sig - 1), old = rt_lock();
+	int busy = ((ULT_PLD(&dp->sig_pending) | dp->rt_busy) & bit) != 0;
+
+	for (unsigned i = 0; i < dp->rtq_n && !busy; i++)
+		busy = dp->rtq[i].sig == sig;
+	if (!busy) {
+		if (si != NULL) {
+			dp->siginfo[sig - 1] = *si;
+			ULT_PFETCH_OR_REL(&dp->sig_hasinfo, bit);
+		} else
+			ULT_PFETCH_AND(&dp->sig_hasinfo, ~bit);
+		set_pending(dp, bit);
+	} else if (dp->rtq_n < DP_RTQ) {
+		dp->rtq[dp->rtq_n].sig = sig;
+		dp->rtq[dp->rtq_n].hasinfo = si != NULL;
+		if (si != NULL)
+			dp->rtq[dp->rtq_n].si = *si;
+		dp->rtq_n++;
+	}
+	rt_unlock(old);
+}
+
+void
+ult__dropin_rt_next(struct dp_thread *dp, int sig)
+{
+	uint64_t bit = 1ull << (sig - 1), old;
+
+	if (!is_rt(sig))
+		return;
+	old = rt_lock();
+	dp->rt_busy &= ~bit;
+	if (!(ULT_PLD(&dp->sig_pending) & bit))
+		for (unsigned i = 0; i < dp->rtq_n; i++) {
+			if (dp->rtq[i].sig != sig)
+				continue;
+			if (dp->rtq[i].hasinfo) {
+				dp->siginfo[sig - 1] = dp->rtq[i].si;
+				ULT_PFETCH_OR_REL(&dp->sig_hasinfo, bit);
+			} else
+				ULT_PFETCH_AND(&dp->sig_hasinfo, ~bit);
+			memmove(&dp->rtq[i], &dp->rtq[i + 1],
+			    (dp->rtq_n - i - 1) * sizeof(dp->rtq[0]));
+			dp->rtq_n--;
+			set_pending(dp, bit);
+			break;
+		}
+	rt_unlock(old);
+}
+
 void
 ult__dropin_queue(struct dp_thread *dp, int sig)
 {
-	uint64_t bit = 1ull << (sig - 1);
-
-	if (!(ULT_PFETCH_OR_ACQREL(&dp->sig_pending, bit) & bit))
-		ULT_PADD_FETCH(&ult__dropin_nqueued, 1);
+	if (is_rt(sig)) {
+		rt_queue(dp, sig, NULL);
+		return;
+	}
+	set_pending(dp, 1ull << (sig - 1));
 }
 
 void
 ult__dropin_queue_info(struct dp_thread *dp, int sig,
     const struct dp_siginfo *si)
 {
+	if (is_rt(sig)) {
+		rt_queue(dp, sig, si);
+		return;
+	}
 	/* A newer one of the same signal may overwrite it: they are one. */
 	dp->siginfo[sig - 1] = *si;
 	ULT_PFETCH_OR_REL(&dp->sig_hasinfo, 1ull << (sig - 1));
-	ult__dropin_queue(dp, sig);
+	set_pending(dp, 1ull << (sig - 1));
 }
 
 int
 ult__dropin_unqueue(struct dp_thread *dp, uint64_t bit)
 {
-	if (!(ULT_PFETCH_AND_ACQREL(&dp->sig_pending, ~bit) & bit))
-		return (0);
-	ULT_PSUB_FETCH(&ult__dropin_nqueued, 1);
-	return (1);
+	uint64_t old;
+	int sig = __builtin_ctzll(bit) + 1, took;
+
+	if (!is_rt(sig)) {
+		if (!(ULT_PFETCH_AND_ACQREL(&dp->sig_pending, ~bit) & bit))
+			return (0);
+		ULT_PSUB_FETCH(&ult__dropin_nqueued, 1);
+		return (1);
+	}
+	/* The slot stays the taker's until its ult__dropin_rt_next. */
+	old = rt_lock();
+	took = (ULT_PFETCH_AND_ACQREL(&dp->sig_pending, ~bit) & bit) != 0;
+	if (took) {
+		ULT_PSUB_FETCH(&ult__dropin_nqueued, 1);
+		dp->rt_busy |= bit;
+	}
+	rt_unlock(old);
+	return (took);
 }
 
 /* Signals queued for dp (the caller) that its mask lets through, one at
@@ -73,9 +188,11 @@ ult__dropin_signals_uc(struct dp_thread *dp, void *uc)
 		if (bits == 0)
 			return (ran);
 		bit = bits & -bits;
-		if (ult__dropin_unqueue(dp, bit))
+		if (ult__dropin_unqueue(dp, bit)) {
 			ran |= ult__dropin_deliver(dp, __builtin_ctzll(bit) + 1,
 			    uc);
+			ult__dropin_rt_next(dp, __builtin_ctzll(bit) + 1);
+		}
 	}
 }
 
@@ -271,7 +388,12 @@ void
 ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 {
 	uint64_t left = 0;
+	int nleft[64] = {0};
 
+	if (live) { /* a reused record: nothing queued yet */
+		dp->rtq_n = 0;
+		dp->rt_busy = 0;
+	}
 	sc_lock();
 	count(sc.blocked, mask, live ? 1 : -1);
 	sc.nlive += live ? 1 : -1;
@@ -301,10 +423,15 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 		/* Queued on it by the catcher and not taken: the process
 		 * gets them back, for another thread. */
 		left = ULT_PLD_ACQ(&dp->sig_pending);
-		for (int i = 0; i < 64; i++)
-			if ((left & (1ull << i)) &&
-			    !ult__dropin_unqueue(dp, 1ull << i))
-				left &= ~(1ull << i);
+		for (int i = 0; i < 64; i++) {
+			if (!(left & (1ull << i)))
+				continue;
+			/* Each instance of a realtime signal. */
+			while (ult__dropin_unqueue(dp, 1ull << i)) {
+				nleft[i]++;
+				ult__dropin_rt_next(dp, i + 1);
+			}
+		}
 	}
 	sc_unlock();
 	/* An ending thread takes no more signals: one its worker took now
@@ -314,9 +441,9 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 
 		ult__sigmask_set(SIG_SETMASK, &all, NULL);
 	}
-	for (int sig = 1; left != 0; sig++, left >>= 1)
-		if (left & 1)
-			kill(getpid(), sig);
+	for (int i = 0; i < 64; i++)
+		while (nleft[i]-- > 0)
+			kill(getpid(), i + 1);
 }
 
 /* The caller's counted mask moves from old to new. */
@@ -390,7 +517,18 @@ catch_one(const struct signalfd_siginfo *si)
 	/* Taken for a waiter that has gone, and blocked by every thread:
 	 * pending again, for the next sigwait or unblocking. */
 	if (!(ULT_PLD(&sc.accepted) & bit)) {
-		kill(getpid(), sig);
+		siginfo_t k;
+
+		/* With its siginfo (this is the leader, which the kernel
+		 * lets requeue any), behind instances sent since. */
+		memset(&k, 0, sizeof(k));
+		k.si_signo = sig;
+		k.si_code = info.code;
+		k.si_pid = info.pid;
+		k.si_uid = info.uid;
+		k.si_value = info.value;
+		if (syscall(SYS_rt_sigqueueinfo, getpid(), sig, &k) != 0)
+			kill(getpid(), sig);
 		return (1);
 	}
 	if (!(sa.sa_flags & SA_SIGINFO) && sa.sa_handler == SIG_DFL &&
@@ -405,6 +543,17 @@ catch_one(const struct signalfd_siginfo *si)
 	return (0);
 }
 
+/* What the catcher takes: every signal some live uthread accepts or
+ * waits for.  Checked again before each read, so that one sent after a
+ * thread blocked it (and now belongs to the process, in order) is left
+ * in the kernel. */
+static uint64_t
+catch_set(void)
+{
+	return ((ULT_PLD_ACQ(&sc.accepted) | ULT_PLD_ACQ(&sc.waited)) &
+	    ~ULT_SIGMASK_KEEP & ~(1ull << (SIGURG - 1)));
+}
+
 void
 ult__dropin_catch_signals(void)
 {
@@ -414,9 +563,7 @@ ult__dropin_catch_signals(void)
 	sc.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	for (;;) {
 		struct pollfd p[2];
-		uint64_t want =
-		    (ULT_PLD_ACQ(&sc.accepted) | ULT_PLD_ACQ(&sc.waited)) &
-		    ~ULT_SIGMASK_KEEP & ~(1ull << (SIGURG - 1));
+		uint64_t want = catch_set();
 
 		if (want != acc) {
 			sigset_t set;
@@ -440,7 +587,8 @@ ult__dropin_catch_signals(void)
 
 			/* One sent back to pending would be read again at
 			 * once: the set is brought up to date first. */
-			while (read(sfd, &si, sizeof(si)) == sizeof(si))
+			while (catch_set() == acc &&
+			    read(sfd, &si, sizeof(si)) == sizeof(si))
 				if (catch_one(&si))
 					break;
 		}
@@ -454,8 +602,8 @@ ult__dropin_catch_signals(void)
  * call into the drop-in, or, blocked in one, is woken for it, or, running,
  * takes it at its next preemption safe point.
  */
-int
-pthread_kill(pthread_t t, int sig)
+static int
+thread_send(pthread_t t, int sig, const union sigval *value)
 {
 	struct dp_thread *dp;
 	struct sigaction sa;
@@ -465,6 +613,12 @@ pthread_kill(pthread_t t, int sig)
 
 	if (sig < 0 || sig > 64)
 		return (EINVAL);
+	if (dp == NULL && value != NULL)
+		return (ult__dropin_dead(t)
+			? ESRCH
+			: ULT__DROPIN_LIBC(pthread_sigqueue,
+			      int (*)(pthread_t, int, union sigval))(t, sig,
+			      *value));
 	if (dp == NULL)
 		return (ult__dropin_dead(t) ? ESRCH : real_kill(t, sig));
 	if (sig == 0)
@@ -482,13 +636,34 @@ pthread_kill(pthread_t t, int sig)
 		if (sa.sa_handler == SIG_DFL && !blocked)
 			return (dfl_acts(sig) ? kill(getpid(), sig) : 0);
 	}
-	ULT_PFETCH_AND(&dp->sig_hasinfo, ~(1ull << (sig - 1)));
-	ult__dropin_queue(dp, sig);
+	if (value != NULL) {
+		struct dp_siginfo si = {SI_QUEUE, getpid(), getuid(), *value};
+
+		ult__dropin_queue_info(dp, sig, &si);
+	} else {
+		/* A realtime one's earlier instances keep theirs. */
+		if (!is_rt(sig))
+			ULT_PFETCH_AND(&dp->sig_hasinfo, ~(1ull << (sig - 1)));
+		ult__dropin_queue(dp, sig);
+	}
 	if (dp == ult__dropin_self())
 		ult__dropin_signals(dp);
 	else
 		ult__dropin_sig_kick(dp);
 	return (0);
+}
+
+int
+pthread_kill(pthread_t t, int sig)
+{
+	return (thread_send(t, sig, NULL));
+}
+
+/* glibc's sends to a kernel thread id, a worker's: a uthread's queue. */
+int
+pthread_sigqueue(pthread_t t, int sig, const union sigval value)
+{
+	return (thread_send(t, sig, &value));
 }
 
 uint64_t

@@ -70,8 +70,11 @@ wait_sig(struct dp_thread *dp, const sigset_t *set, siginfo_t *si,
 
 	if (si == NULL)
 		si = &local;
+	/* Realtime signals come only through the catcher (which takes what
+	 * a waiter waits for), in the order sent: one taken here from the
+	 * kernel could overtake an earlier one the catcher holds. */
 	sigemptyset(&kset);
-	for (int i = 0; i < 64; i++)
+	for (int i = 0; i < SIGRTMIN - 1; i++)
 		if (want & ~ULT_SIGMASK_KEEP & ~(1ull << (SIGURG - 1)) &
 		    (1ull << i))
 			sigaddset(&kset, i + 1);
@@ -92,6 +95,7 @@ wait_sig(struct dp_thread *dp, const sigset_t *set, siginfo_t *si,
 				si->si_uid = dp->siginfo[sig - 1].uid;
 				si->si_value = dp->siginfo[sig - 1].value;
 			}
+			ult__dropin_rt_next(dp, sig);
 			break;
 		}
 		/* Pending for the process: the kernel's (never the

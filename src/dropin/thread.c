@@ -760,6 +760,10 @@ ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
 	 * changed it since the runtime started). */
 	ult__rt.sigmask0 = ult__os_sigmask_get();
 	ult__dropin_sig_live(dp, ult__rt.sigmask0, 1);
+	/* The program's signals are blocked here before main runs: once
+	 * main blocks one, a process signal must not find this thread
+	 * open (its default action would end the process). */
+	ult__os_block_async_signals();
 	err = ult_spawn(&ut, &ua, start_main, dp);
 	/* A large RLIMIT_STACK's reservation may not fit (ulimit -v). */
 	if (err == EAGAIN && ua.stack_size > (8u << 20)) {
@@ -771,8 +775,6 @@ ult__dropin_run_main(ult__main_fn main, int argc, char **argv, char **envp)
 		    strerror(err));
 	ULT_PADD_FETCH(&nthreads, 1);
 	/* The process ends in the main uthread (exit); this kernel thread
-	 * blocks the program's signals and collects those sent to the
-	 * process for the uthreads. */
-	ult__os_block_async_signals();
+	 * collects the signals sent to the process for the uthreads. */
 	ult__dropin_catch_signals();
 }
