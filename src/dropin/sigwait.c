@@ -86,11 +86,15 @@ wait_sig(struct dp_thread *dp, const sigset_t *set, siginfo_t *si,
 
 			memset(si, 0, sizeof(*si));
 			si->si_signo = sig;
-			si->si_code = SI_TKILL;
+			/* glibc's sigtimedwait reports the kernel's SI_TKILL
+			 * (raise, pthread_kill) as POSIX's SI_USER. */
+			si->si_code = SI_USER;
 			si->si_pid = getpid();
 			si->si_uid = getuid();
 			if (ULT_PFETCH_AND_ACQ(&dp->sig_hasinfo, ~bit) & bit) {
 				si->si_code = dp->siginfo[sig - 1].code;
+				if (si->si_code == SI_TKILL)
+					si->si_code = SI_USER;
 				si->si_pid = dp->siginfo[sig - 1].pid;
 				si->si_uid = dp->siginfo[sig - 1].uid;
 				si->si_value = dp->siginfo[sig - 1].value;

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Realtime signals queue every instance with its value, delivered in the
- * order sent: to the process with
- * sigqueue, to a thread with pthread_kill and pthread_sigqueue; taken by
- * sigwaitinfo or by a handler once unblocked.  (raise and pthread_kill's
- * si_code is not asked: SI_TKILL by Linux's rule, SI_USER on some hosts.)  A
- * signal still pending after one instance is taken shows in sigpending.
+ * order sent: to the process with sigqueue, to a thread with pthread_kill
+ * and pthread_sigqueue; taken by sigwaitinfo or by a handler once
+ * unblocked.  sigwaitinfo reports a
+ * raise's or a pthread_kill's as SI_USER, as glibc's does.
  */
 #include "conf.h"
 
@@ -48,6 +47,9 @@ check_pthread_kill_self(void)
 		snprintf(what, sizeof(what), "pending before take %d", i + 1);
 		conf_long(what, pending(SIGRTMIN), 1);
 		conf_long("sigwaitinfo", sigwaitinfo(&s, &si) - SIGRTMIN, 0);
+		/* glibc's sigwaitinfo says SI_USER for the kernel's
+		 * SI_TKILL. */
+		conf_ok("si_code SI_USER", si.si_code == SI_USER);
 	}
 	conf_long("pending after the third", pending(SIGRTMIN), 0);
 	conf_must("unblock", pthread_sigmask(SIG_UNBLOCK, &s, NULL));
