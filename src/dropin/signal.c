@@ -273,8 +273,7 @@ ult__dropin_sig_wait(struct dp_thread *dp, uint64_t set)
 }
 
 /* dp accepts the signal; with now, it can also run the handler soon:
- * it runs, or waits where a signal ends the wait (not on a mutex, a
- * barrier or a rwlock, where it could stay for ever). */
+ * it runs, or waits where a signal interrupts the wait (intr). */
 static int
 accepts(struct dp_thread *dp, uint64_t bit, int now)
 {
