@@ -395,8 +395,8 @@ join(struct dp_thread *dp, void **ret, uint64_t deadline)
 	return (0);
 }
 
-/* A join of a thread that has gone: glibc's record of a detached one
- * still says detached (EINVAL); a joined one, ESRCH. */
+/* A join or detach of a thread that has gone: glibc's record of a
+ * detached one still says detached (EINVAL); a joined one, ESRCH. */
 static int
 gone(pthread_t t)
 {
@@ -467,7 +467,7 @@ pthread_detach(pthread_t t)
 	int err;
 
 	if (dp == NULL && ult__dropin_dead(t))
-		return (ESRCH);
+		return (gone(t));
 	if (dp == NULL)
 		return (ult__dropin_forked ? ULT__DROPIN_LIBC(pthread_detach,
 						 int (*)(pthread_t))(t)

@@ -343,8 +343,8 @@ check_join_twice(void)
 	    ESRCH);
 }
 
-/* A detached thread that has ended: a join says EINVAL, as glibc's,
- * whose record of it still says detached. */
+/* A detached thread that has ended: a join or a detach says EINVAL, as
+ * glibc's, whose record of it still says detached. */
 static atomic_int detached_done;
 
 static void *
@@ -369,6 +369,8 @@ check_join_detached_gone(void)
 		conf_msleep(1);
 	conf_msleep(20);
 	conf_err("join of an ended detached thread", pthread_join(t, NULL),
+	    EINVAL);
+	conf_err("detach of an ended detached thread", pthread_detach(t),
 	    EINVAL);
 }
 
