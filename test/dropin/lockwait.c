@@ -11,9 +11,11 @@
  */
 #include "conf.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 static atomic_int handled, about_to_wait, got, released;
 
@@ -316,6 +318,89 @@ check_barrier(void)
 	conf_err("barrier_destroy", pthread_barrier_destroy(&bar), 0);
 }
 
+/*
+ * Stress: threads take a mutex and an rwlock in turn while another
+ * thread sends them signals at random; each handler run interrupts a
+ * wait somewhere.  Exclusion must hold and every lock be taken.
+ */
+#define NSTRESS 4
+#define ITERS 3000
+static pthread_mutex_t smx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_rwlock_t srw = PTHREAD_RWLOCK_INITIALIZER;
+static long in_mx, mx_bad, mx_taken, rw_writers, rw_bad, rw_taken;
+static atomic_int stress_done;
+
+static void *
+stresser(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+
+	for (int i = 0; i < ITERS; i++) {
+		pthread_mutex_lock(&smx);
+		if (in_mx++ != 0)
+			mx_bad++;
+		mx_taken++;
+		if (rand_r(&seed) % 8 == 0)
+			sched_yield();
+		in_mx--;
+		pthread_mutex_unlock(&smx);
+		if (rand_r(&seed) % 4 == 0) {
+			pthread_rwlock_wrlock(&srw);
+			if (__atomic_add_fetch(&rw_writers, 1,
+				__ATOMIC_RELAXED) != 1)
+				__atomic_add_fetch(&rw_bad, 1,
+				    __ATOMIC_RELAXED);
+			__atomic_add_fetch(&rw_taken, 1, __ATOMIC_RELAXED);
+			sched_yield();
+			__atomic_sub_fetch(&rw_writers, 1, __ATOMIC_RELAXED);
+		} else {
+			pthread_rwlock_rdlock(&srw);
+			if (__atomic_load_n(&rw_writers, __ATOMIC_RELAXED) != 0)
+				__atomic_add_fetch(&rw_bad, 1,
+				    __ATOMIC_RELAXED);
+			__atomic_add_fetch(&rw_taken, 1, __ATOMIC_RELAXED);
+		}
+		pthread_rwlock_unlock(&srw);
+	}
+	return (NULL);
+}
+
+static void *
+killer(void *arg)
+{
+	pthread_t *t = arg;
+	unsigned seed = 7;
+
+	while (!atomic_load(&stress_done)) {
+		pthread_kill(t[rand_r(&seed) % NSTRESS], SIGUSR1);
+		sched_yield();
+	}
+	return (NULL);
+}
+
+static void
+check_stress(void)
+{
+	pthread_t t[NSTRESS], k;
+
+	reset();
+	printf("stress: %d threads, a mutex and an rwlock, signals at "
+	       "random:\n",
+	    NSTRESS);
+	for (int i = 0; i < NSTRESS; i++)
+		conf_create(&t[i], NULL, stresser, (void *)(uintptr_t)(i + 1));
+	conf_create(&k, NULL, killer, t);
+	for (int i = 0; i < NSTRESS; i++)
+		conf_join(t[i]);
+	atomic_store(&stress_done, 1);
+	conf_join(k);
+	conf_long("mutex: overlaps", mx_bad, 0);
+	conf_long("mutex: taken", mx_taken, NSTRESS * ITERS);
+	conf_long("rwlock: writer overlaps", rw_bad, 0);
+	conf_long("rwlock: taken", rw_taken, NSTRESS * ITERS);
+	conf_ok("handlers ran", atomic_load(&handled) > 0);
+}
+
 int
 main(void)
 {
@@ -335,5 +420,6 @@ main(void)
 	check_preference(PTHREAD_RWLOCK_PREFER_READER_NP);
 	check_preference(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	check_barrier();
+	check_stress();
 	return (conf_end());
 }
