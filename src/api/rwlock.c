@@ -284,6 +284,8 @@ rdunlock_slow(ult_rwlock_t *rw)
 {
 	struct ult__turnstile *ts = ult__ts_lookup(rw);
 	unsigned v = ULT_PLD(&rw->_state);
+	struct ult__waiter *w;
+	uintptr_t id;
 
 	if (RW_READERS(v) != 1 || !(v & RW_WWAIT)) {
 		ult__ts_release(rw, ts);
@@ -294,7 +296,21 @@ rdunlock_slow(ult_rwlock_t *rw)
 		flags_settle(rw, ts);
 		return (0);
 	}
-	grant_writer(rw, ts, v & RW_RWAIT);
+	/* From v only: a reader the drop-in's reader preference lets in
+	 * (ult__rwlock_tryrdlock_shared) may have come meanwhile, and then
+	 * this is not the last one. */
+	w = ult__ts_head(ts, TS_EXCLUSIVE_QUEUE);
+	if (!ULT_PCAS(&rw->_state, &v,
+		RW_WRITE |
+		    (ult__ts_count(ts, TS_EXCLUSIVE_QUEUE) > 1 ? RW_WWAIT : 0) |
+		    (v & RW_RWAIT))) {
+		ult__ts_release(rw, ts);
+		return (0);
+	}
+	id = w->id;
+	ULT_PST_REL(&rw->_owner, id);
+	ult__ts_signal(ts, TS_EXCLUSIVE_QUEUE, SYNC_GRANTED);
+	ult__ts_unpend(rw, ts, id);
 	return (1);
 }
 
