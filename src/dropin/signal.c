@@ -224,6 +224,7 @@ static struct {
 	struct dp_thread *main; /* main's thread, while live */
 	struct dp_thread *list; /* live threads, by next_live */
 	int efd;		/* tells the catcher `accepted' moved */
+	int reading;		/* (a) the catcher has a signal in hand */
 } sc = {.efd = -1};
 
 static void
@@ -419,26 +420,36 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 		if (dp->sigwait_set != 0)
 			ULT_PSUB_FETCH(&sc.nwaiters, 1);
 		dp->sigwait_set = 0;
-		/* Queued on it by the catcher and not taken: the process
-		 * gets them back, for another thread. */
-		left = ULT_PLD_ACQ(&dp->sig_pending);
-		for (int i = 0; i < 64; i++) {
-			if (!(left & (1ull << i)))
-				continue;
-			/* Each instance of a realtime signal. */
-			while (ult__dropin_unqueue(dp, 1ull << i)) {
-				nleft[i]++;
-				ult__dropin_rt_next(dp, i + 1);
-			}
-		}
 	}
 	sc_unlock();
-	/* An ending thread takes no more signals: one its worker took now
-	 * would be queued on it and lost. */
-	if (!live && dp == ult__dropin_self()) {
+	if (live)
+		return;
+	if (dp == ult__dropin_self()) {
 		uint64_t all = ~(uint64_t)0;
 
+		/* Off the list, it is chosen for no more process signals.
+		 * One the catcher read before the thread's drain is now
+		 * queued on it or, with no other taker, back in the kernel:
+		 * once the catcher has placed it, the thread takes it as the
+		 * kernel would have before the thread ended. */
+		ULT_FENCE(); /* the set's change before the look */
+		while (ULT_PLD_SC(&sc.reading))
+			ult_yield();
+		ult__dropin_sig_drain(dp);
+		/* An ending thread takes no more signals: one its worker
+		 * took now would be queued on it and lost. */
 		ult__sigmask_set(SIG_SETMASK, &all, NULL);
+	}
+	/* Queued on it and not taken (blocked): the process gets them
+	 * back, for another thread, each instance of a realtime one. */
+	left = ULT_PLD_ACQ(&dp->sig_pending);
+	for (int i = 0; i < 64; i++) {
+		if (!(left & (1ull << i)))
+			continue;
+		while (ult__dropin_unqueue(dp, 1ull << i)) {
+			nleft[i]++;
+			ult__dropin_rt_next(dp, i + 1);
+		}
 	}
 	for (int i = 0; i < 64; i++)
 		while (nleft[i]-- > 0)
@@ -586,10 +597,19 @@ ult__dropin_catch_signals(void)
 
 			/* One sent back to pending would be read again at
 			 * once: the set is brought up to date first. */
-			while (catch_set() == acc &&
-			    read(sfd, &si, sizeof(si)) == sizeof(si))
-				if (catch_one(&si))
+			/* reading, then the set: an ending thread changes the
+			 * set, then waits while reading (sig_live). */
+			for (;;) {
+				int stop;
+
+				ULT_PST_SC(&sc.reading, 1);
+				stop = catch_set() != acc ||
+				    read(sfd, &si, sizeof(si)) != sizeof(si) ||
+				    catch_one(&si);
+				ULT_PST_REL(&sc.reading, 0);
+				if (stop)
 					break;
+			}
 		}
 	}
 }
