@@ -105,6 +105,38 @@ test_wake_sync_bounded(void)
 	ULT_ST(&ule_tun.rebalance, 1);
 }
 
+/*
+ * The same with work already queued behind the waker: FreeBSD's placement
+ * puts b (interactive) on the waker's CPU, and FreeBSD's AST would switch
+ * the waker (a hog, batch) out for it at once; a producer then switched
+ * once per item.  b waits without an AST, at most a stat tick.
+ */
+void
+test_wake_sync_queued(void)
+{
+	ULT_ST(&ule_tun.rebalance, 0);
+	for (int on = 1; on >= 0; on--) {
+		struct sim_thread *a, *b;
+		struct sim *s;
+
+		ULT_ST(&ule_tun.wake_local, on);
+		s = two_cpus(&a, &b, 1);
+		sim_spawn(s, 0, -1, 0, 0);
+		CHECK_EQ(sim_load(s, 0), 2);
+		CHECK(s->cpu[0].cur == a);
+		sim_wake_sync(s, b, 0);
+		CHECK_EQ(sim_load(s, 0), 3);
+		CHECK_EQ(has_ast(a), !on);
+		sim_run(s, 30);
+		CHECK(b->cpu_ticks > 0);
+		CHECK(b->max_latency <= (on ? 1000 / ULT_STATHZ + 2 : 1));
+		CHECK(s->check_failed == NULL);
+		sim_destroy(s);
+	}
+	ULT_ST(&ule_tun.wake_local, 1);
+	ULT_ST(&ule_tun.rebalance, 1);
+}
+
 /* Priorities say otherwise: a realtime thread woken by a timeshare one
  * would preempt it, so it takes FreeBSD's path to the idle CPU. */
 void
