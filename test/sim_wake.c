@@ -109,26 +109,44 @@ test_wake_sync_bounded(void)
  * The same with work already queued behind the waker: FreeBSD's placement
  * puts b (interactive) on the waker's CPU, and FreeBSD's AST would switch
  * the waker (a hog, batch) out for it at once; a producer then switched
- * once per item.  b waits without an AST, at most a stat tick.
+ * once per item.  b waits without an AST; a waker that has not switched
+ * for a tick gets the AST at its next such wakeup (b2's), and b runs
+ * within a stat tick in any case.
  */
 void
 test_wake_sync_queued(void)
 {
 	ULT_ST(&ule_tun.rebalance, 0);
 	for (int on = 1; on >= 0; on--) {
-		struct sim_thread *a, *b;
-		struct sim *s;
+		struct sim_thread *a, *b, *b2;
+		struct sim *s = sim_create(2, NULL);
 
 		ULT_ST(&ule_tun.wake_local, on);
-		s = two_cpus(&a, &b, 1);
+		s->check_every = 5;
+		b = sim_spawn(s, 0, 1, 100000, 0);
+		b2 = sim_spawn(s, 0, 1, 100000, 0);
+		sim_run(s, 5);
+		a = sim_spawn(s, 0, -1, 0, 0);
+		sim_spawn(s, 0, -1, 0, 1);
+		sim_run(s, 20);
+		sim_unbind(s, a);
+		sim_unbind(s, b);
+		/* b2 stays bound to CPU 0: b, queued there, is as good as b2,
+		 * and the placement would send b2 to CPU 1. */
+		CHECK(b->state == SIM_SLEEPING && b2->state == SIM_SLEEPING);
+		CHECK(s->cpu[0].cur == a);
 		sim_spawn(s, 0, -1, 0, 0);
 		CHECK_EQ(sim_load(s, 0), 2);
-		CHECK(s->cpu[0].cur == a);
 		sim_wake_sync(s, b, 0);
 		CHECK_EQ(sim_load(s, 0), 3);
 		CHECK_EQ(has_ast(a), !on);
+		/* A tick passes without a switch on CPU 0. */
+		TDQ_CPU(0)->tdq_syncwait_tick--;
+		sim_wake_sync(s, b2, 0);
+		CHECK_EQ(sim_load(s, 0), 4);
+		CHECK(has_ast(a));
 		sim_run(s, 30);
-		CHECK(b->cpu_ticks > 0);
+		CHECK(b->cpu_ticks > 0 && b2->cpu_ticks > 0);
 		CHECK(b->max_latency <= (on ? 1000 / ULT_STATHZ + 2 : 1));
 		CHECK(s->check_failed == NULL);
 		sim_destroy(s);

@@ -366,11 +366,14 @@ pick_sync(struct thread *td, int flags, int self)
  * on switches at its return to user mode.  A uthread returns to its own
  * code at every ult call, and a producer feeding interactive consumers
  * then switched once per item: each consumer ran for one item and slept
- * again.  As for pick_sync's thread, the AST is left to the waker's next
- * stat tick (ule_clock, tdq_syncwait) unless td preempts outright
- * (ule_shouldpreempt: a realtime or kernel priority, or an idle-class
- * waker); meanwhile the waker usually blocks, or an idle CPU takes td.
- * Returns 1 when the AST is so deferred.
+ * again.  As for pick_sync's thread, the AST is deferred unless td
+ * preempts outright (ule_shouldpreempt: a realtime or kernel priority, or
+ * an idle-class waker): the waker usually blocks soon, or an idle CPU
+ * takes td.  A waker that has not switched for a tick since the first
+ * such deferral gets FreeBSD's AST at its next wakeup, and one that wakes
+ * nobody more at its next stat tick (ule_clock): a batch thread that
+ * keeps waking interactive ones without blocking makes them wait about a
+ * tick at most, not a slice.  Returns 1 when the AST is so deferred.
  */
 static int
 sync_defer(struct tdq *tdq, struct thread *td, int flags)
@@ -382,7 +385,9 @@ sync_defer(struct tdq *tdq, struct thread *td, int flags)
 	    ule_cpu_reserved(TDQ_ID(tdq)) || ctd == tdq->tdq_idlethread ||
 	    ULT_LD(&ctd->td_lock) != TDQ_LOCKPTR(tdq))
 		return (0);
-	return (!ule_shouldpreempt(td->td_priority, ctd->td_priority, 0));
+	if (ule_shouldpreempt(td->td_priority, ctd->td_priority, 0))
+		return (0);
+	return (!tdq->tdq_syncwait || tdq->tdq_syncwait_tick == mach_ticks());
 }
 
 void
@@ -408,6 +413,8 @@ ule_add(struct thread *td, int flags)
 	if (!sync && cpu == self && !(flags & SRQ_YIELDING))
 		sync = sync_defer(tdq, td, flags);
 	if (sync) {
+		if (!tdq->tdq_syncwait)
+			tdq->tdq_syncwait_tick = mach_ticks();
 		tdq->tdq_syncwait = 1;
 		ule_wakep(self);
 	} else if (cpu != self)
