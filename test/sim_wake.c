@@ -155,6 +155,47 @@ test_wake_sync_queued(void)
 	ULT_ST(&ule_tun.rebalance, 1);
 }
 
+/*
+ * Issue 29's interactive wakeup: an interactive sleeper woken by the
+ * clock or the poller (no SRQ_SYNC) while batch hogs hold every CPU
+ * preempts one at once, as FreeBSD's AST at the interrupt's return to
+ * user mode does: locally an AST on the hog (the runtime delivers it by
+ * the preemption signal when the waker is not that worker), remotely
+ * ULE's interactive-over-batch IPI.  The handoff rules above never apply
+ * to it, whether it is woken as the clock for its CPU or for none.
+ */
+void
+test_wake_interactive_preempts(void)
+{
+	ULT_ST(&ule_tun.rebalance, 0);
+	for (int from = 0; from >= -1; from--) {
+		struct sim_thread *a, *b;
+		struct sim *s;
+
+		s = two_cpus(&a, &b, 1);
+		CHECK(a->td.td_user_pri > PRI_MAX_INTERACT);
+		/* One run and sleep first: its sleep earns it an interactive
+		 * priority, which it then sleeps with (below the static
+		 * boost, which a batch sleeper gets instead). */
+		sim_wake(s, b, 0);
+		sim_run(s, 10);
+		CHECK(b->state == SIM_SLEEPING);
+		CHECK(b->td.td_priority <= PRI_MAX_INTERACT);
+		sim_reset_stats(s);
+		b->max_latency = 0;
+		sim_wake(s, b, from);
+		CHECK(has_ast(s->cpu[0].cur) || has_ast(s->cpu[1].cur) ||
+		    ULT_LD(&TDQ_CPU(0)->tdq_owepreempt) ||
+		    ULT_LD(&TDQ_CPU(1)->tdq_owepreempt));
+		sim_run(s, 5);
+		CHECK(b->cpu_ticks > 0);
+		CHECK(b->max_latency <= 1);
+		CHECK(s->check_failed == NULL);
+		sim_destroy(s);
+	}
+	ULT_ST(&ule_tun.rebalance, 1);
+}
+
 /* Priorities say otherwise: a realtime thread woken by a timeshare one
  * would preempt it, so it takes FreeBSD's path to the idle CPU. */
 void
