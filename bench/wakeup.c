@@ -7,10 +7,11 @@
  * that preempt").
  *
  *   wakeup [--quick] [--impl ult|pthread] [--hog 0|1] [--workers W]
- *          [--rounds N]
+ *          [--rounds N] [--source sleep|fd|sem]
  *
- * One interactive thread wakes every millisecond, from two sources in
- * turn, N times each (default 2000, --quick 200):
+ * One interactive thread wakes every millisecond, from three sources in
+ * turn (or the one --source names), N times each (default 2000, --quick
+ * 200):
  *
  *   sleep  it sleeps until a deadline (ult_sleep_until; for pthread
  *          clock_nanosleep): latency = now - deadline
@@ -286,6 +287,14 @@ report(const char *source, struct run *r)
 	fflush(stdout);
 }
 
+static const char *only; /* --source: one source, else all in turn */
+
+static int
+want(const char *source)
+{
+	return (only == NULL || strcmp(only, source) == 0);
+}
+
 static void *
 measure_main(void *a)
 {
@@ -296,12 +305,18 @@ measure_main(void *a)
 	if (hog_on)
 		sleep_until(now_ns() + HOG_WARMUP_NS);
 	rq_mark();
-	case_sleep();
-	report("sleep", r);
-	case_fd();
-	report("fd", r);
-	case_sem();
-	report("sem", r);
+	if (want("sleep")) {
+		case_sleep();
+		report("sleep", r);
+	}
+	if (want("fd")) {
+		case_fd();
+		report("fd", r);
+	}
+	if (want("sem")) {
+		case_sem();
+		report("sem", r);
+	}
 	return (NULL);
 }
 
@@ -338,6 +353,8 @@ main(int argc, char **argv)
 				usage();
 		} else if (strcmp(argv[i], "--hog") == 0)
 			hog_on = atoi(argv[++i]) != 0;
+		else if (strcmp(argv[i], "--source") == 0)
+			only = argv[++i];
 		else if (strcmp(argv[i], "--workers") == 0) {
 			nworkers = atoi(argv[++i]);
 			if (nworkers < 1 || nworkers > MAXW)
