@@ -105,6 +105,97 @@ test_wake_sync_bounded(void)
 	ULT_ST(&ule_tun.rebalance, 1);
 }
 
+/*
+ * The same with work already queued behind the waker: FreeBSD's placement
+ * puts b (interactive) on the waker's CPU, and FreeBSD's AST would switch
+ * the waker (a hog, batch) out for it at once; a producer then switched
+ * once per item.  b waits without an AST; a waker that has not switched
+ * for a tick gets the AST at its next such wakeup (b2's), and b runs
+ * within a stat tick in any case.
+ */
+void
+test_wake_sync_queued(void)
+{
+	ULT_ST(&ule_tun.rebalance, 0);
+	for (int on = 1; on >= 0; on--) {
+		struct sim_thread *a, *b, *b2;
+		struct sim *s = sim_create(2, NULL);
+
+		ULT_ST(&ule_tun.wake_local, on);
+		s->check_every = 5;
+		b = sim_spawn(s, 0, 1, 100000, 0);
+		b2 = sim_spawn(s, 0, 1, 100000, 0);
+		sim_run(s, 5);
+		a = sim_spawn(s, 0, -1, 0, 0);
+		sim_spawn(s, 0, -1, 0, 1);
+		sim_run(s, 20);
+		sim_unbind(s, a);
+		sim_unbind(s, b);
+		/* b2 stays bound to CPU 0: b, queued there, is as good as b2,
+		 * and the placement would send b2 to CPU 1. */
+		CHECK(b->state == SIM_SLEEPING && b2->state == SIM_SLEEPING);
+		CHECK(s->cpu[0].cur == a);
+		sim_spawn(s, 0, -1, 0, 0);
+		CHECK_EQ(sim_load(s, 0), 2);
+		sim_wake_sync(s, b, 0);
+		CHECK_EQ(sim_load(s, 0), 3);
+		CHECK_EQ(has_ast(a), !on);
+		/* A tick passes without a switch on CPU 0. */
+		TDQ_CPU(0)->tdq_syncwait_tick--;
+		sim_wake_sync(s, b2, 0);
+		CHECK_EQ(sim_load(s, 0), 4);
+		CHECK(has_ast(a));
+		sim_run(s, 30);
+		CHECK(b->cpu_ticks > 0 && b2->cpu_ticks > 0);
+		CHECK(b->max_latency <= (on ? 1000 / ULT_STATHZ + 2 : 1));
+		CHECK(s->check_failed == NULL);
+		sim_destroy(s);
+	}
+	ULT_ST(&ule_tun.wake_local, 1);
+	ULT_ST(&ule_tun.rebalance, 1);
+}
+
+/*
+ * Issue 29's interactive wakeup: an interactive sleeper woken by the
+ * clock or the poller (no SRQ_SYNC) while batch hogs hold every CPU
+ * preempts one at once, as FreeBSD's AST at the interrupt's return to
+ * user mode does: locally an AST on the hog (the runtime delivers it by
+ * the preemption signal when the waker is not that worker), remotely
+ * ULE's interactive-over-batch IPI.  The handoff rules above never apply
+ * to it, whether it is woken as the clock for its CPU or for none.
+ */
+void
+test_wake_interactive_preempts(void)
+{
+	ULT_ST(&ule_tun.rebalance, 0);
+	for (int from = 0; from >= -1; from--) {
+		struct sim_thread *a, *b;
+		struct sim *s;
+
+		s = two_cpus(&a, &b, 1);
+		CHECK(a->td.td_user_pri > PRI_MAX_INTERACT);
+		/* One run and sleep first: its sleep earns it an interactive
+		 * priority, which it then sleeps with (below the static
+		 * boost, which a batch sleeper gets instead). */
+		sim_wake(s, b, 0);
+		sim_run(s, 10);
+		CHECK(b->state == SIM_SLEEPING);
+		CHECK(b->td.td_priority <= PRI_MAX_INTERACT);
+		sim_reset_stats(s);
+		b->max_latency = 0;
+		sim_wake(s, b, from);
+		CHECK(has_ast(s->cpu[0].cur) || has_ast(s->cpu[1].cur) ||
+		    ULT_LD(&TDQ_CPU(0)->tdq_owepreempt) ||
+		    ULT_LD(&TDQ_CPU(1)->tdq_owepreempt));
+		sim_run(s, 5);
+		CHECK(b->cpu_ticks > 0);
+		CHECK(b->max_latency <= 1);
+		CHECK(s->check_failed == NULL);
+		sim_destroy(s);
+	}
+	ULT_ST(&ule_tun.rebalance, 1);
+}
+
 /* Priorities say otherwise: a realtime thread woken by a timeshare one
  * would preempt it, so it takes FreeBSD's path to the idle CPU. */
 void

@@ -359,6 +359,37 @@ pick_sync(struct thread *td, int flags, int self)
 	return (self);
 }
 
+/*
+ * ult (kern.sched.wake_local): FreeBSD's placement put td, woken by self's
+ * running thread (SRQ_SYNC), on self's own queue.  FreeBSD asks the waker
+ * for an AST whenever td's priority is better, so that a waker that runs
+ * on switches at its return to user mode.  A uthread returns to its own
+ * code at every ult call, and a producer feeding interactive consumers
+ * then switched once per item: each consumer ran for one item and slept
+ * again.  As for pick_sync's thread, the AST is deferred unless td
+ * preempts outright (ule_shouldpreempt: a realtime or kernel priority, or
+ * an idle-class waker): the waker usually blocks soon, or an idle CPU
+ * takes td.  A waker that has not switched for a tick since the first
+ * such deferral gets FreeBSD's AST at its next wakeup, and one that wakes
+ * nobody more at its next stat tick (ule_clock): a batch thread that
+ * keeps waking interactive ones without blocking makes them wait about a
+ * tick at most, not a slice.  Returns 1 when the AST is so deferred.
+ */
+static int
+sync_defer(struct tdq *tdq, struct thread *td, int flags)
+{
+	struct thread *ctd = ULT_LD(&tdq->tdq_curthread);
+
+	TDQ_LOCK_ASSERT(tdq);
+	if (!(flags & SRQ_SYNC) || !TUN(ule_tun.wake_local) ||
+	    ule_cpu_reserved(TDQ_ID(tdq)) || ctd == tdq->tdq_idlethread ||
+	    ULT_LD(&ctd->td_lock) != TDQ_LOCKPTR(tdq))
+		return (0);
+	if (ule_shouldpreempt(td->td_priority, ctd->td_priority, 0))
+		return (0);
+	return (!tdq->tdq_syncwait || tdq->tdq_syncwait_tick == mach_ticks());
+}
+
 void
 ule_add(struct thread *td, int flags)
 {
@@ -379,7 +410,11 @@ ule_add(struct thread *td, int flags)
 		cpu = ule_pickcpu(td, flags, self, mach_ticks());
 	tdq = ule_setcpu(td, cpu, flags);
 	lowpri = ule_tdq_add(tdq, td, flags);
+	if (!sync && cpu == self && !(flags & SRQ_YIELDING))
+		sync = sync_defer(tdq, td, flags);
 	if (sync) {
+		if (!tdq->tdq_syncwait)
+			tdq->tdq_syncwait_tick = mach_ticks();
 		tdq->tdq_syncwait = 1;
 		ule_wakep(self);
 	} else if (cpu != self)

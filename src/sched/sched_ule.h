@@ -122,10 +122,12 @@ struct tdq {
 	atomic_int tdq_lowpri;	   /* (ts) best priority of curthread + queue */
 	atomic_int tdq_owepreempt; /* (f) remote preemption requested */
 	uint8_t tdq_syncwait;	   /* (t) ult: a thread queued by pick_sync
-				      waits for the running one to switch */
+				      or sync_defer waits for the running
+				      one to switch */
 	uint8_t tdq_idx;	   /* (t) calendar insert index */
 	uint8_t tdq_ridx;	   /* (t) calendar removal index */
 	int tdq_id;		   /* (c) the cpu */
+	int tdq_syncwait_tick;	   /* (t) ult: ticks when syncwait was set */
 	int tdq_batch_tick;	   /* (t) ult: batch last ran a stat tick here,
 				      or its queue was empty (batch_guard) */
 	atomic_int tdq_curpct;	   /* (ts) ult: the running thread's %CPU
