@@ -94,6 +94,14 @@ pin_cpus(void)
 	    "pthread_setaffinity_np");
 }
 
+static int
+preempt_in_force(void)
+{
+	long on = 0;
+
+	return (ult_sysctl("ult.preempt", &on, NULL) == 0 && on);
+}
+
 static void *
 hog_main(void *a)
 {
@@ -376,6 +384,15 @@ main(int argc, char **argv)
 		memset(&cfg, 0, sizeof(cfg));
 		cfg.ncpu = nworkers;
 		must(ult_init(&cfg), "ult_init");
+		if (hog_on && !preempt_in_force()) {
+			/* A hog that never yields would keep its worker and
+			 * the woken thread would never run. */
+			fprintf(stderr,
+			    "skip: wakeup --hog: no asynchronous preemption "
+			    "in this build (sanitizer or static)\n");
+			must(ult_shutdown(), "ult_shutdown");
+			return (77);
+		}
 		for (int i = 0; hog_on && i < nworkers; i++) {
 			ult_attr_init(&at);
 			at.name = "hog";
