@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/signalfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "arch/cpu.h"
@@ -107,6 +108,18 @@ static struct {
 	struct dp_thread *list; /* live threads, by next_live */
 	int efd;		/* tells the catcher `accepted' moved */
 } sc = {.efd = -1};
+
+/* A fork child: the parent's threads and catcher are not there (its
+ * eventfd is the parent's catcher's). */
+void
+ult__dropin_sig_fork_child(void)
+{
+	if (sc.efd >= 0)
+		(void)ult__libc_syscall(SYS_close, sc.efd);
+	memset(&sc, 0, sizeof(sc));
+	sc.efd = -1;
+	ult__dropin_nqueued = 0;
+}
 
 static void
 sc_lock(void)

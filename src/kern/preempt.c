@@ -607,4 +607,5 @@ const struct ult__subsys ult__preempt_subsys = {.name = "preempt",
     .configure = preempt_configure,
     .init = ult__preempt_init,
     .fini = ult__preempt_fini,
+    .fork_child = ult__preempt_fini,
     .tunables = preempt_tunables};

@@ -277,4 +277,5 @@ timers_init_all(void)
 
 const struct ult__subsys ult__timers_subsys = {.name = "timers",
     .init = timers_init_all,
-    .fini = ult__timers_fini};
+    .fini = ult__timers_fini,
+    .fork_child = ult__timers_fini};
