@@ -312,9 +312,9 @@ adopt(void)
 		return (err == ENXIO ? ENOTSUP : err);
 	ult_attr_init(&ua);
 	ua.name = dp->name;
-	if ((err = ult__thread_adopt(old,
-		 &ua, (char *)old->stack->base + old->stack->guard,
-		 old->stack->size, adopted_host, &ut)) != 0)
+	if ((err = ult__thread_adopt(old, &ua,
+		 (char *)old->stack->base + old->stack->guard, old->stack->size,
+		 adopted_host, &ut)) != 0)
 		return (err);
 	/* A uthread on a worker now, on the same block. */
 	dp->is_main = 1;

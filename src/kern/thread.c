@@ -567,7 +567,8 @@ ult__thread_adopt_make(struct ult_thread *reuse, const struct ult_attr *a,
 		ut->td.td_lock = zombie_lock_of(ut);
 		ut->free_next = NULL;
 	}
-	if ((ut->ts_spare == NULL && (ut->ts_spare = ult__ts_alloc()) == NULL) ||
+	if ((ut->ts_spare == NULL &&
+		(ut->ts_spare = ult__ts_alloc()) == NULL) ||
 	    (ut->stack = user_stack(stack, size)) == NULL) {
 		if (reuse == NULL)
 			thread_free(ut);

@@ -341,8 +341,9 @@ ends_in_child(void *arg)
 		pthread_join(t, NULL);
 		return (NULL);
 	}
-	wait_child(p, arg != NULL ? "child that calls pthread_exit"
-				  : "child whose thread returns");
+	wait_child(p,
+	    arg != NULL ? "child that calls pthread_exit"
+			: "child whose thread returns");
 	return (NULL);
 }
 
