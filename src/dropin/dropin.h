@@ -314,7 +314,7 @@ extern int ult__dropin_forked;
 void ult__dropin_fork_hooks(void);
 /* Each file's part of a fork child's reset (thread.c's fork_child): its
  * locks and the parent's threads' records. */
-void ult__dropin_sig_fork_child(void);
+void ult__dropin_sig_fork_child(struct dp_thread *keep);
 void ult__dropin_futex_fork_child(void);
 void ult__dropin_sigact_fork_child(void);
 void ult__dropin_cpuclock_fork_child(void);

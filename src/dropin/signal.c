@@ -110,10 +110,16 @@ static struct {
 } sc = {.efd = -1};
 
 /* A fork child: the parent's threads and catcher are not there (its
- * eventfd is the parent's catcher's). */
+ * eventfd is the parent's catcher's).  Their handles are dead there
+ * (ESRCH), unless the list was mid-update at the fork. */
 void
-ult__dropin_sig_fork_child(void)
+ult__dropin_sig_fork_child(struct dp_thread *keep)
 {
+	if (sc.lock == 0)
+		for (struct dp_thread *dp = sc.list; dp != NULL;
+		     dp = dp->next_live)
+			if (dp != keep)
+				dp->magic = DP_DEAD;
 	if (sc.efd >= 0)
 		(void)ult__libc_syscall(SYS_close, sc.efd);
 	memset(&sc, 0, sizeof(sc));

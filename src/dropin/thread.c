@@ -268,8 +268,12 @@ fork_child(void)
 {
 	struct dp_thread *dp = self_dp;
 
-	if (dp != NULL)
+	if (dp != NULL) {
 		fork_id = (uintptr_t)ULT_PLD(&dp->ut);
+		/* A child has no signal pending. */
+		dp->sig_pending = 0;
+		dp->sig_hasinfo = 0;
+	}
 	fork_dp = dp;
 	self_dp = NULL;
 	ult__dropin_forked = 1;
@@ -278,7 +282,7 @@ fork_child(void)
 	pool.top = NULL;
 	ULT_PST(&nlive, 0);
 	ULT_PST(&main_dp, NULL);
-	ult__dropin_sig_fork_child();
+	ult__dropin_sig_fork_child(dp);
 	ult__dropin_futex_fork_child();
 	ult__dropin_sigact_fork_child();
 	ult__dropin_cpuclock_fork_child();
@@ -312,28 +316,36 @@ adopt(void)
 		return (err == ENXIO ? ENOTSUP : err);
 	ult_attr_init(&ua);
 	ua.name = dp->name;
-	if ((err = ult__thread_adopt(old, &ua,
-		 (char *)old->stack->base + old->stack->guard, old->stack->size,
-		 adopted_host, &ut)) != 0)
-		return (err);
-	/* A uthread on a worker now, on the same block. */
+	/* Its policy and priority, as pthread_setschedparam left them. */
+	if (dp->policy != SCHED_OTHER)
+		(void)ult__dropin_sched_map(dp->policy, &dp->param, &ua, dp);
 	dp->is_main = 1;
 	dp->detached = 1;
 	dp->refs = 1;
 	dp->done = 0;
 	dp->cancel_pending = 0;
-	dp->sig_pending = 0;
-	dp->sig_hasinfo = 0;
 	dp->sigwait_set = 0;
 	ult_mutex_init(&dp->done_mx);
 	ult_cond_init(&dp->done_cv);
+	/* Counted live before its kernel thread starts to collect the
+	 * process's signals for the live threads (adopted_host). */
+	ULT_PST_REL(&main_dp, dp);
+	ULT_PADD_FETCH(&nlive, 1);
+	ult__dropin_sig_live(dp, ult__os_sigmask_get(), 1);
+	if ((err = ult__thread_adopt(old, &ua,
+		 (char *)old->stack->base + old->stack->guard, old->stack->size,
+		 adopted_host, &ut)) != 0) {
+		ult__dropin_sig_live(dp, ult__os_sigmask_get(), 0);
+		ULT_PSUB_FETCH(&nlive, 1);
+		ULT_PST_REL(&main_dp, NULL);
+		dp->is_main = 0;
+		return (err);
+	}
+	/* A uthread on a worker now, on the same block. */
 	ULT_PST_REL(&dp->ut, ut);
 	fork_dp = NULL;
 	fork_id = 0; /* its struct is the one it had: so is its id */
 	self_dp = dp;
-	ULT_PST_REL(&main_dp, dp);
-	ULT_PADD_FETCH(&nlive, 1);
-	ult__dropin_sig_live(dp, ut->sigmask, 1);
 	ULT_PST_REL(&ult__dropin_forked, 0);
 	return (0);
 }
