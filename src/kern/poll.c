@@ -639,7 +639,14 @@ static const struct sched_tunable io_tunables[] = {
 static void
 io_fork_child(void)
 {
-	ult__io_fini();
+	if (epfd >= 0)
+		close(epfd);
+	if (kickfd >= 0)
+		close(kickfd);
+	epfd = kickfd = -1;
+	ULT_ST(&ult__io_armed, 0);
+	for (int i = 0; i < IO_NCHUNK; i++)
+		ULT_ST(&chunks[i], NULL); /* leaked: the waiters are gone */
 	ULT_ST(&ult__io_nwaiting, 0);
 	ult__io_park_forget();
 }

@@ -28,8 +28,10 @@ struct ult__subsys {
 	void (*fini)(void);
 	/* In a fork child of a process whose runtime was up (its only thread,
 	 * single-threaded): forget what the parent's threads held, as if
-	 * fini had run, without waiting for them or freeing what may be
-	 * mid-update (it is leaked), so that init may run again. */
+	 * fini had run, without waiting for them, so that init may run
+	 * again.  Memory is leaked, never freed: it may be mid-update, and
+	 * an interposed malloc's own child handler may not have run yet
+	 * (its locks are still held: jemalloc's are). */
 	void (*fork_child)(void);
 	/* ult.* names, ended by a NULL name; or NULL. */
 	const struct sched_tunable *tunables;
