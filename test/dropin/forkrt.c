@@ -4,7 +4,8 @@
  * locks: from a thread, from main and, in the child, from one of its own
  * threads (a grandchild).  In each child: many threads on a mutex and a
  * condition variable, sleeps, a signal handler and sigwait, a pipe read
- * that blocks, a barrier; the forking thread's own mutex unlocked after
+ * that blocks, a barrier, a signal sent to the process; the forking
+ * thread's own mutex unlocked after
  * its threads exist, another thread's still held; pthread_atfork's order;
  * the exit status (also of a child whose forking thread returns from its
  * start routine, and of one that calls pthread_exit).  Under ult-run the
@@ -230,6 +231,11 @@ child_work(const char *who)
 	conf_must("raiser", pthread_create(&s, NULL, raiser, NULL));
 	pthread_join(s, NULL);
 	conf_long("child handler ran", (long)c_handled, 1);
+	/* One sent to the process: the child's own catcher's, under ult-run. */
+	conf_err("kill the child", kill(getpid(), SIGUSR1) == 0 ? 0 : errno, 0);
+	for (int i = 0; i < 10000 && c_handled < 2; i++)
+		nanosleep(&(struct timespec){0, 100000}, NULL);
+	conf_long("child handler ran for the process", (long)c_handled, 2);
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
