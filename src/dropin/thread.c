@@ -268,8 +268,14 @@ fork_child(void)
 {
 	struct dp_thread *dp = self_dp;
 
-	if (dp != NULL) {
+	/* A child that forks before it was adopted: the same thread, the
+	 * same record (a thread libc started there is not it). */
+	if (dp == NULL && fork_dp != NULL &&
+	    fork_dp->desc == (void *)ult__libc_pthread_self())
+		dp = fork_dp;
+	else if (dp != NULL)
 		fork_id = (uintptr_t)ULT_PLD(&dp->ut);
+	if (dp != NULL) {
 		/* A child has no signal pending. */
 		dp->sig_pending = 0;
 		dp->sig_hasinfo = 0;
@@ -310,7 +316,7 @@ adopt(void)
 	int err;
 
 	if (dp == NULL || (old = ULT_PLD(&dp->ut)) == NULL ||
-	    old->stack == NULL)
+	    old->stack == NULL || dp->desc != (void *)ult__libc_pthread_self())
 		return (ENOTSUP);
 	if ((err = ult__dropin_restart()) != 0)
 		return (err == ENXIO ? ENOTSUP : err);

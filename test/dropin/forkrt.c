@@ -7,7 +7,8 @@
  * that blocks, a barrier, a signal sent to the process; the forking
  * thread's own mutex unlocked after
  * its threads exist, another thread's still held; pthread_atfork's order;
- * the exit status (also of a child whose forking thread returns from its
+ * a child that forks before it has threads; the exit status (also of a
+ * child whose forking thread returns from its
  * start routine, and of one that calls pthread_exit).  Under ult-run the
  * child's threads are uthreads: the child has fewer kernel threads than
  * threads (natively one each).  Children print (stdout is flushed before
@@ -300,6 +301,20 @@ first_child(void)
 	return (conf.failures != 0 ? 1 : 3);
 }
 
+/* A child of main forks before it has threads, then works itself. */
+static int
+child_of_main(void)
+{
+	pid_t p;
+
+	fflush(stdout);
+	if ((p = fork()) == 0)
+		_exit(child_work("grandchild of a child without threads") ? 1
+									  : 6);
+	wait_child(p, "grandchild of a child without threads");
+	return (child_work("child of main") ? 1 : 4);
+}
+
 static void *
 forker(void *arg)
 {
@@ -379,7 +394,7 @@ main(void)
 	fflush(stdout);
 	pthread_mutex_lock(&own);
 	if ((p = fork()) == 0)
-		_exit(child_work("child of main") ? 1 : 4);
+		_exit(child_of_main());
 	pthread_mutex_unlock(&own);
 	wait_child(p, "child of main");
 	conf_must("ends", pthread_create(&f, NULL, ends_in_child, NULL));
