@@ -318,6 +318,7 @@ void ult__dropin_sig_fork_child(struct dp_thread *keep);
 void ult__dropin_futex_fork_child(void);
 void ult__dropin_sigact_fork_child(void);
 void ult__dropin_cpuclock_fork_child(void);
+void ult__dropin_once_fork_child(void);
 /* ult_init again in a fork child (start.c): 0 or an errno. */
 int ult__dropin_restart(void);
 /* In the child, the thread that forked still owns the mutexes it held as

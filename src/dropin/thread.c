@@ -292,6 +292,7 @@ fork_child(void)
 	ult__dropin_futex_fork_child();
 	ult__dropin_sigact_fork_child();
 	ult__dropin_cpuclock_fork_child();
+	ult__dropin_once_fork_child();
 }
 
 /* The kernel thread the child's main uthread leaves: it collects the
