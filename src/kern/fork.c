@@ -23,6 +23,7 @@
 #include "uthread.h"
 #include "worker.h"
 
+#ifdef ULT_TLS_SWITCH
 /* The host's stack, then the middle step's scratch stack above it. */
 #define HOST_STACK (256u * 1024)
 #define HOST_SCRATCH (16u * 1024)
@@ -48,11 +49,10 @@ static void
 adopt_mid(void *arg)
 {
 	(void)arg;
-#ifdef ULT_TLS_SWITCH
 	ult__wrfsbase(host.tp);
-#endif
 	ult__thread_adopt_add(host.ut, host.attr);
 }
+#endif
 
 int
 ult__thread_adopt(struct ult_thread *reuse, const struct ult_attr *a,
