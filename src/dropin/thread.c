@@ -339,7 +339,7 @@ adopt(void)
 	ULT_PST_REL(&main_dp, dp);
 	ULT_PADD_FETCH(&nlive, 1);
 	ult__dropin_sig_live(dp, ult__os_sigmask_get(), 1);
-	if ((err = ult__thread_adopt(old, &ua,
+	if ((err = ult__thread_adopt(old, &ua, dp,
 		 (char *)old->stack->base + old->stack->guard, old->stack->size,
 		 adopted_host, &ut)) != 0) {
 		ult__dropin_sig_live(dp, ult__os_sigmask_get(), 0);

@@ -55,7 +55,7 @@ adopt_mid(void *arg)
 #endif
 
 int
-ult__thread_adopt(struct ult_thread *reuse, const struct ult_attr *a,
+ult__thread_adopt(struct ult_thread *reuse, const struct ult_attr *a, void *arg,
     void *stack, size_t size, void (*host_fn)(void), ult_thread_t **out)
 {
 #ifdef ULT_TLS_SWITCH
@@ -76,8 +76,8 @@ ult__thread_adopt(struct ult_thread *reuse, const struct ult_attr *a,
 	/* The kernel thread's own from now on: its id, its stack. */
 	*(pid_t *)((char *)tp + ult__glibc_tls.tid) = gettid();
 	ult__glibc_tls_start(tp, hs, HOST_STACK, NULL, NULL);
-	if ((ut = ult__thread_adopt_make(reuse, a, stack, size, ult__tp())) ==
-	    NULL) {
+	if ((ut = ult__thread_adopt_make(reuse, a, arg, stack, size,
+		 ult__tp())) == NULL) {
 		ult__glibc_tls_free(tp);
 		munmap(hs, HOST_STACK + HOST_SCRATCH);
 		return (EAGAIN);
@@ -101,6 +101,7 @@ ult__thread_adopt(struct ult_thread *reuse, const struct ult_attr *a,
 #else
 	(void)reuse;
 	(void)a;
+	(void)arg;
 	(void)stack;
 	(void)size;
 	(void)host_fn;

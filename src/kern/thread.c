@@ -556,7 +556,7 @@ fail:
  */
 struct ult_thread *
 ult__thread_adopt_make(struct ult_thread *reuse, const struct ult_attr *a,
-    void *stack, size_t size, void *tls)
+    void *arg, void *stack, size_t size, void *tls)
 {
 	struct ult_thread *ut = reuse;
 
@@ -576,7 +576,7 @@ ult__thread_adopt_make(struct ult_thread *reuse, const struct ult_attr *a,
 	}
 	ut->tls = tls;
 	ut->tls_w = NULL;
-	thread_setup(ut, a, NULL, NULL);
+	thread_setup(ut, a, NULL, arg);
 	ut->sigmask = ult__os_sigmask_get();
 	ut->twake = 1;
 	ut->tseen = 0;

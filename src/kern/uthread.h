@@ -114,7 +114,7 @@ int ult__spawn_on(ult_thread_t **t, const struct ult_attr *a,
 
 /* fork.c's halves of an adoption (thread.c). */
 struct ult_thread *ult__thread_adopt_make(struct ult_thread *reuse,
-    const struct ult_attr *a, void *stack, size_t size, void *tls);
+    const struct ult_attr *a, void *arg, void *stack, size_t size, void *tls);
 void ult__thread_adopt_add(struct ult_thread *ut, const struct ult_attr *a);
 
 /*
@@ -123,11 +123,14 @@ void ult__thread_adopt_add(struct ult_thread *ut, const struct ult_attr *a);
  * one, which runs on the forking uthread's stack [stack, stack + size)
  * and block, goes on as a uthread, `reuse' (the forking uthread's struct
  * in the parent, or NULL for a new one), and this function returns on a
- * worker.  Its kernel thread moves to a stack and a block of its own and
- * runs host() there, which must not return.  0, ENXIO (the runtime is
- * not up, or a uthread calls), ENOTSUP (no per-uthread TLS) or EAGAIN.
+ * worker.  arg is its ut->arg, as if spawned with it (the drop-in finds
+ * its record there).  Its kernel thread moves to a stack and a block of
+ * its own and runs host() there, which must not return.  0, ENXIO (the
+ * runtime is not up, or a uthread calls), ENOTSUP (no per-uthread TLS)
+ * or EAGAIN.
  */
 int ult__thread_adopt(struct ult_thread *reuse, const struct ult_attr *a,
-    void *stack, size_t size, void (*host)(void), ult_thread_t **out);
+    void *arg, void *stack, size_t size, void (*host)(void),
+    ult_thread_t **out);
 
 #endif

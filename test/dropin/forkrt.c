@@ -174,6 +174,28 @@ waiter(void *arg)
 }
 
 static void *
+killer(void *arg)
+{
+	kill(getpid(), SIGUSR1);
+	return (arg);
+}
+
+/* Spin (no call that could take the signal some other way) until the
+ * handler ran n times, for at most 10 s. */
+static int
+spin_until_handled(int n)
+{
+	struct timespec t0 = conf_now(CLOCK_MONOTONIC), t;
+
+	do {
+		for (volatile int i = 0; i < 100000; i++)
+			;
+		t = conf_now(CLOCK_MONOTONIC);
+	} while (c_handled < n && t.tv_sec - t0.tv_sec < 10);
+	return (c_handled >= n);
+}
+
+static void *
 reader(void *arg)
 {
 	int fd = *(int *)arg;
@@ -193,7 +215,7 @@ raiser(void *arg)
 static int
 child_work(const char *who)
 {
-	pthread_t t[NTHR], w, r, s;
+	pthread_t t[NTHR], w, r, s, k;
 	struct timespec ts = {0, 2000000};
 	sigset_t set;
 	int fds[2], tasks;
@@ -237,6 +259,15 @@ child_work(const char *who)
 	for (int i = 0; i < 10000 && c_handled < 2; i++)
 		nanosleep(&(struct timespec){0, 100000}, NULL);
 	conf_long("child handler ran for the process", (long)c_handled, 2);
+	/* Sent while this thread runs and is the only one to accept it:
+	 * the kernel gives it to the kernel thread that runs this one. */
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	conf_must("killer", pthread_create(&k, NULL, killer, NULL));
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	conf_ok("child handler ran while it computed", spin_until_handled(3));
+	pthread_join(k, NULL);
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR2);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
