@@ -513,7 +513,7 @@ pthread_tryjoin_np(pthread_t t, void **ret)
 	struct dp_thread *dp = ult__dropin_of(t);
 
 	if (dp == NULL)
-		return (ult__dropin_forked
+		return (!ult__dropin_dead(t) && ult__dropin_forked
 			? ULT__DROPIN_LIBC(pthread_tryjoin_np,
 			      int (*)(pthread_t, void **))(t, ret)
 			: ESRCH);
@@ -534,7 +534,7 @@ pthread_clockjoin_np(pthread_t t, void **ret, clockid_t clock,
 
 	ult__dropin_point();
 	if (dp == NULL)
-		return (ult__dropin_forked
+		return (!ult__dropin_dead(t) && ult__dropin_forked
 			? ULT__DROPIN_LIBC(pthread_clockjoin_np,
 			      int (*)(pthread_t, void **, clockid_t,
 				  const struct timespec *))(t, ret, clock, abs)
