@@ -9,11 +9,15 @@
  * - ENXIO from any function means "the runtime is not running": it was
  *   never initialised, ult_shutdown() has stopped it, or this process is
  *   the child of a fork() made while it ran.  In such a child the runtime
- *   is gone for good: every call returns ENXIO at once, ult_init too, and
- *   the child's only thread is a foreign thread (even if it forked from a
- *   uthread).  A child of a process whose runtime was stopped may start
- *   its own.  The sync objects, like pthread objects, are usable in the
- *   child only if no other thread held them at the fork.
+ *   is down: every call returns ENXIO at once, and the child's only
+ *   thread is a foreign thread (even if it forked from a uthread), until
+ *   ult_init starts a runtime of the child's own.  (Under ult-run the
+ *   child's first pthread_create does that, and the forking thread
+ *   becomes the child's main uthread.)  A fork that interrupted ult_init
+ *   or ult_shutdown leaves the runtime dead in the child: ENXIO for
+ *   every call, ult_init too.  The sync objects, like pthread objects,
+ *   are usable in the child only if no other thread held them at the
+ *   fork.
  * - Deadlines are absolute CLOCK_MONOTONIC times in nanoseconds (ult_now()).
  *   Two values mean the same to every call that takes one:
  *   ULT_DEADLINE_NONE (UINT64_MAX) never passes, and ULT_DEADLINE_NOW (1)
@@ -125,9 +129,9 @@ typedef struct ult_config ult_config_t;
  * out of range, stack_size outside ULT_STACK_MIN..ULT_STACK_MAX, unknown
  * policy, or a malformed or out-of-range ULT_* variable); ENOMEM/EAGAIN
  * resources, after which nothing is left behind and ult_init may be tried
- * again; ENXIO in a fork child of a running runtime (see the top).  A
- * fork child of a uthread runs on that uthread's TLS; it may allocate,
- * start threads and exec.
+ * again; ENXIO in a fork child that interrupted ult_init or ult_shutdown
+ * (see the top).  A fork child of a uthread runs on that uthread's TLS;
+ * it may allocate, start threads, start a runtime and exec.
  * Besides the ncpu workers, ult_init starts a spare one, parked, that runs
  * the queued uthreads only while every worker is blocked in a raw system
  * call (see ult_cpu); ULT_SPARE=0 starts none, ULT_SPARE=1 is the default.

@@ -247,6 +247,18 @@ static const struct sched_tunable blocking_tunables[] = {
     {NULL, NULL, 0, 0, NULL, NULL},
 };
 
+/* The helpers and their jobs are the parent's. */
+static void
+blocking_fork_child(void)
+{
+	pthread_mutex_init(&pool.lock, NULL);
+	pool.once = (pthread_once_t)PTHREAD_ONCE_INIT;
+	pool.head = pool.tail = NULL;
+	pool.nqueued = pool.nthreads = pool.nidle = 0;
+	pool.stop = 0;
+}
+
 const struct ult__subsys ult__blocking_subsys = {.name = "blocking",
     .fini = ult__blocking_fini,
+    .fork_child = blocking_fork_child,
     .tunables = blocking_tunables};

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 
 #include "../kern/runtime.h"
+#include "../kern/sleepq.h"
+#include "../kern/turnstile.h"
 #include "../kern/subsys.h"
 #include "../kern/tls.h"
 #include "../kern/uthread.h"
@@ -63,20 +65,32 @@ static pthread_once_t hooks_once = PTHREAD_ONCE_INIT;
 /*
  * fork() copies only the calling kernel thread: the child has no workers
  * and no clock thread, and its copies of the runtime's locks may be held
- * by threads that do not exist there.  The runtime is therefore dead in the
- * child: every call fails with ENXIO (ult_init too, as the parent's state
- * cannot be reclaimed safely), and the child's only thread, even if it
- * forked from a uthread, is a foreign thread from now on.
+ * by threads that do not exist there.  So each subsystem forgets the
+ * parent's threads (its fork_child: locks made anew, what they held
+ * leaked), and the runtime is down in the child, which may start it
+ * again (DESIGN.md section 10.1); its only thread, even if it forked
+ * from a uthread, is a foreign thread until then.  A fork that
+ * interrupted ult_init or ult_shutdown leaves state that cannot be told
+ * apart: the runtime is dead there, every call ENXIO.
  */
 static void
 atfork_child(void)
 {
+	int state = ULT_LD(&ult__rt.state);
+
 	ult__tls_fork_child();
 	ult__tls_worker = NULL;
 	ult__tls_actcpu = -1;
 	ULT_PST(&ult__trace_on, 0); /* its flusher is the parent's */
-	if (init_busy || ULT_LD(&ult__rt.state) != RT_STOPPED)
+	/* Foreign threads sleep there too, runtime or not. */
+	ult__sleepq_fork_child();
+	ult__ts_fork_child();
+	if (init_busy || state == RT_STOPPING)
 		ULT_ST(&ult__rt.state, RT_FORKED);
+	else if (state == RT_RUNNING) {
+		ult__subsys_fork_child(subsystems, NSUBSYS);
+		ULT_ST(&ult__rt.state, RT_STOPPED);
+	}
 	init_busy = 0;
 	pthread_mutex_init(&init_lock, NULL);
 }

@@ -24,6 +24,12 @@ static struct dp_thread *_Atomic *_Atomic chunks[NCHUNKS];
 static int nslots; /* under lock */
 static int lock;
 
+void
+ult__dropin_cpuclock_fork_child(void)
+{
+	lock = 0;
+}
+
 static clockid_t
 clock_of(int slot)
 {

@@ -334,6 +334,15 @@ int ult__libc_pthread_getattr_np(pthread_t t, pthread_attr_t *a);
  */
 extern int ult__dropin_forked;
 void ult__dropin_fork_hooks(void);
+/* Each file's part of a fork child's reset (thread.c's fork_child): its
+ * locks and the parent's threads' records. */
+void ult__dropin_sig_fork_child(struct dp_thread *keep);
+void ult__dropin_futex_fork_child(void);
+void ult__dropin_sigact_fork_child(void);
+void ult__dropin_cpuclock_fork_child(void);
+void ult__dropin_once_fork_child(void);
+/* ult_init again in a fork child (start.c): 0 or an errno. */
+int ult__dropin_restart(void);
 /* In the child, the thread that forked still owns the mutexes it held as
  * a uthread (an atfork prepare handler's, say): their owner is its id
  * there, which this gives (0 in any other thread). */

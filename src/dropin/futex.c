@@ -83,6 +83,13 @@ buckets_init(void)
 	}
 }
 
+/* A fork child: the waiters are the parent's threads. */
+void
+ult__dropin_futex_fork_child(void)
+{
+	buckets_init();
+}
+
 static struct fx_bucket *
 bucket_of(const uint32_t *addr)
 {

@@ -9,6 +9,8 @@
  * The worker and the uthread on it (kern/worker.h, uthread.h):
  *   ult__worker_self ult__tls_worker ult__rt ult__spawn_on
  *   ult__worker_start_hook
+ * A fork child's thread as its main uthread (kern/uthread.h):
+ *   ult__thread_adopt
  * Sleeping and waking on sleep queues (kern/sleepq.h, waiter.h):
  *   ult__sleepq_lock ult__sleepq_add ult__sleepq_wait ult__sleepq_signal
  *   ult__sleepq_release ult__sleepq_interrupt ult__waiter_self

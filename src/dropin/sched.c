@@ -41,6 +41,21 @@ sleep_until(uint64_t deadline, struct timespec *rem)
 	uint64_t now;
 	int err;
 
+	/* A thread that is not a uthread (a fork child's before its first
+	 * thread, a helper of libc's): the kernel's sleep, which a handler
+	 * ends with EINTR. */
+	if (ult_self() == NULL) {
+		struct timespec ts, left;
+
+		now = ult_now();
+		now = now < deadline ? deadline - now : 0;
+		ts.tv_sec = (time_t)(now / NS);
+		ts.tv_nsec = (long)(now % NS);
+		err = ult__libc_clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &left);
+		if (err == EINTR && rem != NULL)
+			*rem = left;
+		return (err);
+	}
 	ult__dropin_point();
 	err = ult__dropin_wait_intr(sleep_fn, NULL, deadline, 0);
 	if (err == EINTR && rem != NULL) {

@@ -47,6 +47,13 @@ static struct act {
 } acts[65];
 static int acts_lock;
 
+/* A fork child: the lock's holder may be the parent's. */
+void
+ult__dropin_sigact_fork_child(void)
+{
+	acts_lock = 0;
+}
+
 static int
 wrapped(int sig)
 {

@@ -227,6 +227,24 @@ static struct {
 	int reading;		/* (a) the catcher has a signal in hand */
 } sc = {.efd = -1};
 
+/* A fork child: the parent's threads and catcher are not there (its
+ * eventfd is the parent's catcher's).  Their handles are dead there
+ * (ESRCH), unless the list was mid-update at the fork. */
+void
+ult__dropin_sig_fork_child(struct dp_thread *keep)
+{
+	if (sc.lock == 0)
+		for (struct dp_thread *dp = sc.list; dp != NULL;
+		     dp = dp->next_live)
+			if (dp != keep)
+				dp->magic = DP_DEAD;
+	if (sc.efd >= 0)
+		(void)ult__libc_syscall(SYS_close, sc.efd);
+	memset(&sc, 0, sizeof(sc));
+	sc.efd = -1;
+	ult__dropin_nqueued = 0;
+}
+
 static void
 sc_lock(void)
 {

@@ -66,13 +66,15 @@ ult__dropin_main_stack(void)
 	    rl.rlim_cur < ULT_STACK_MIN ? ULT_STACK_MIN : (size_t)rl.rlim_cur);
 }
 
+static pid_t stats_pid;
+
 static void
 print_stats(void)
 {
 	int n = ult_ncpu();
 
-	/* A forked child has no runtime to report on. */
-	if (ult__dropin_forked)
+	/* The figures are the program's process's, not a fork child's. */
+	if (ult__dropin_forked || getpid() != stats_pid)
 		return;
 	fprintf(stderr, "ult-run: %s, %d workers, %lu threads created\n",
 	    ult_sched_name(), n, ult__dropin_nthreads());
@@ -96,18 +98,40 @@ print_stats(void)
 	}
 }
 
-static void
-start(void)
+static int
+rt_init(void)
 {
 	struct ult_config cfg = {0};
-	long tls = 0;
-	int err;
 
 	if (getenv("ULT_STACK_SIZE") == NULL)
 		cfg.stack_size = ult__dropin_default_stack();
+	return (ult_init(&cfg));
+}
+
+int
+ult__dropin_restart(void)
+{
+	long tls = 0;
+	int err;
+
+	if ((err = rt_init()) != 0)
+		return (err);
+	if (ult_sysctl("ult.tls", &tls, NULL) != 0 || tls != 1) {
+		(void)ult_shutdown();
+		return (ENOTSUP);
+	}
+	return (0);
+}
+
+static void
+start(void)
+{
+	long tls = 0;
+	int err;
+
 	ult__dropin_idle_masks();
 	ult__dropin_trap_setup();
-	if ((err = ult_init(&cfg)) != 0)
+	if ((err = rt_init()) != 0)
 		ult__dropin_fatal("cannot start the runtime", strerror(err));
 	if (ult_sysctl("ult.tls", &tls, NULL) != 0 || tls != 1)
 		ult__dropin_fatal("per-uthread TLS is off (the line above says "
@@ -116,8 +140,10 @@ start(void)
 		    "variables; not running it");
 	ult__dropin_fork_hooks();
 	ult__dropin_ready = 1;
-	if (getenv("ULT_RUN_STATS") != NULL)
+	if (getenv("ULT_RUN_STATS") != NULL) {
+		stats_pid = getpid();
 		atexit(print_stats);
+	}
 }
 
 /*

@@ -472,6 +472,14 @@ enum {
 static ult_mutex_t once_mx = ULT_MUTEX_INITIALIZER;
 static ult_cond_t once_cv = ULT_COND_INITIALIZER;
 
+/* A fork child: a thread of the parent may have held the lock. */
+void
+ult__dropin_once_fork_child(void)
+{
+	ult_mutex_init(&once_mx);
+	ult_cond_init(&once_cv);
+}
+
 static void
 once_settle(pthread_once_t *o, int v)
 {

@@ -136,12 +136,18 @@ run(struct dp_thread *dp)
 	return (dp->ret);
 }
 
+static void __attribute__((noreturn)) main_exited(struct dp_thread *dp);
+
 static void *
 start(void *arg)
 {
 	struct dp_thread *dp = arg;
 	void *ret = run(dp);
 
+	/* A fork child's main uthread was another thread in the parent;
+	 * its thread before that is the process's only one. */
+	if (dp->is_main || ult__dropin_forked)
+		main_exited(dp);
 	finish(dp);
 	unref(dp);
 	return (ret);
@@ -242,23 +248,114 @@ attrs(const pthread_attr_t *a, struct ult_attr *ua, struct dp_thread *dp,
 }
 
 /*
- * A child forked without exec has no runtime (DESIGN.md section 10.1):
- * its one kernel thread, even if it forked from a uthread, is not one
- * there, and the threads it creates are glibc's.  The sync objects work
- * for them as for any thread that is not a uthread, the sleeps and I/O
- * are the kernel's, and calls on their handles go to libc.
+ * A child forked without exec (DESIGN.md section 14, "fork"): its runtime
+ * is down, its one kernel thread, even if it forked from a uthread, is
+ * not one, and needs none while it is the only thread: the sync objects
+ * work for it as for any thread that is not a uthread, the sleeps and I/O
+ * are the kernel's.  Its first pthread_create brings the runtime up again
+ * and makes the thread the child's main uthread, the forking uthread
+ * itself (adopt).  Where that cannot be (the thread that forked was not a
+ * uthread), the threads it creates are glibc's and calls on their handles
+ * go to libc.
  */
 int ult__dropin_forked;
 /* The forking thread's sync id in the parent, in the child's thread. */
 static __thread uintptr_t fork_id;
+/* Its record, until it is adopted. */
+static struct dp_thread *fork_dp;
 
 static void
 fork_child(void)
 {
-	if (self_dp != NULL)
-		fork_id = (uintptr_t)ULT_PLD(&self_dp->ut);
+	struct dp_thread *dp = self_dp;
+
+	/* A child that forks before it was adopted: the same thread, the
+	 * same record (a thread libc started there is not it). */
+	if (dp == NULL && fork_dp != NULL &&
+	    fork_dp->desc == (void *)ult__libc_pthread_self())
+		dp = fork_dp;
+	else if (dp != NULL)
+		fork_id = (uintptr_t)ULT_PLD(&dp->ut);
+	if (dp != NULL) {
+		/* A child has no signal pending. */
+		dp->sig_pending = 0;
+		dp->sig_hasinfo = 0;
+	}
+	fork_dp = dp;
 	self_dp = NULL;
 	ult__dropin_forked = 1;
+	/* The parent's threads' records are leaked with the pool. */
+	pool.lock = 0;
+	pool.top = NULL;
+	ULT_PST(&nlive, 0);
+	ULT_PST(&main_dp, NULL);
+	ult__dropin_sig_fork_child(dp);
+	ult__dropin_futex_fork_child();
+	ult__dropin_sigact_fork_child();
+	ult__dropin_cpuclock_fork_child();
+	ult__dropin_once_fork_child();
+}
+
+/* The kernel thread the child's main uthread leaves: it collects the
+ * process's signals for the uthreads, as the first thread of the parent
+ * does (ult__dropin_run_main). */
+static void
+adopted_host(void)
+{
+	ult__os_block_async_signals();
+	ult__dropin_catch_signals();
+}
+
+/* The child's first pthread_create: its runtime again, with the forking
+ * thread as its main uthread.  ENOTSUP when that cannot be. */
+static int
+adopt(void)
+{
+	struct dp_thread *dp = fork_dp;
+	struct ult_thread *old;
+	struct ult_attr ua;
+	ult_thread_t *ut;
+	int err;
+
+	if (dp == NULL || (old = ULT_PLD(&dp->ut)) == NULL ||
+	    old->stack == NULL || dp->desc != (void *)ult__libc_pthread_self())
+		return (ENOTSUP);
+	if ((err = ult__dropin_restart()) != 0)
+		return (err == ENXIO ? ENOTSUP : err);
+	ult_attr_init(&ua);
+	ua.name = dp->name;
+	/* Its policy and priority, as pthread_setschedparam left them. */
+	if (dp->policy != SCHED_OTHER)
+		(void)ult__dropin_sched_map(dp->policy, &dp->param, &ua, dp);
+	dp->is_main = 1;
+	dp->detached = 1;
+	dp->refs = 1;
+	dp->done = 0;
+	dp->cancel_pending = 0;
+	dp->sigwait_set = 0;
+	ult_mutex_init(&dp->done_mx);
+	ult_cond_init(&dp->done_cv);
+	/* Counted live before its kernel thread starts to collect the
+	 * process's signals for the live threads (adopted_host). */
+	ULT_PST_REL(&main_dp, dp);
+	ULT_PADD_FETCH(&nlive, 1);
+	ult__dropin_sig_live(dp, ult__os_sigmask_get(), 1);
+	if ((err = ult__thread_adopt(old, &ua, dp,
+		 (char *)old->stack->base + old->stack->guard, old->stack->size,
+		 adopted_host, &ut)) != 0) {
+		ult__dropin_sig_live(dp, ult__os_sigmask_get(), 0);
+		ULT_PSUB_FETCH(&nlive, 1);
+		ULT_PST_REL(&main_dp, NULL);
+		dp->is_main = 0;
+		return (err);
+	}
+	/* A uthread on a worker now, on the same block. */
+	ULT_PST_REL(&dp->ut, ut);
+	fork_dp = NULL;
+	fork_id = 0; /* its struct is the one it had: so is its id */
+	self_dp = dp;
+	ULT_PST_REL(&ult__dropin_forked, 0);
+	return (0);
 }
 
 uintptr_t
@@ -284,8 +381,11 @@ pthread_create(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
 	uint64_t mask;
 	int err;
 
-	if (ult__dropin_forked)
-		return (ult__libc_pthread_create(t, a, fn, arg));
+	if (ult__dropin_forked && (err = adopt()) != 0) {
+		if (err == ENOTSUP)
+			return (ult__libc_pthread_create(t, a, fn, arg));
+		return (err == ENOMEM ? EAGAIN : err);
+	}
 	if ((err = ult__dropin_up_wait()) != 0)
 		return (err);
 	if ((dp = dp_new()) == NULL)
@@ -422,7 +522,7 @@ pthread_tryjoin_np(pthread_t t, void **ret)
 	struct dp_thread *dp = ult__dropin_of(t);
 
 	if (dp == NULL)
-		return (ult__dropin_forked
+		return (!ult__dropin_dead(t) && ult__dropin_forked
 			? ULT__DROPIN_LIBC(pthread_tryjoin_np,
 			      int (*)(pthread_t, void **))(t, ret)
 			: ESRCH);
@@ -443,7 +543,7 @@ pthread_clockjoin_np(pthread_t t, void **ret, clockid_t clock,
 
 	ult__dropin_point();
 	if (dp == NULL)
-		return (ult__dropin_forked
+		return (!ult__dropin_dead(t) && ult__dropin_forked
 			? ULT__DROPIN_LIBC(pthread_clockjoin_np,
 			      int (*)(pthread_t, void **, clockid_t,
 				  const struct timespec *))(t, ret, clock, abs)
@@ -486,6 +586,8 @@ pthread_detach(pthread_t t)
  * threads have ended, then exits with status 0 (POSIX). */
 static void __attribute__((noreturn)) main_exited(struct dp_thread *dp)
 {
+	if (ult__self_ut() == NULL)
+		exit(0); /* a fork child's only thread */
 	finish(dp);
 	while (ULT_PLD_ACQ(&nlive) > 0)
 		ult_sleep_ns(1000000);

@@ -183,4 +183,5 @@ ult__clock_stop(void)
 
 const struct ult__subsys ult__clock_subsys = {.name = "clock",
     .init = ult__clock_start,
-    .fini = ult__clock_stop};
+    .fini = ult__clock_stop,
+    .fork_child = ult__handoff_fini}; /* its fds name the parent's tasks */

@@ -150,10 +150,19 @@ machine_init(void)
 	return (0);
 }
 
+/* The workers' structs are leaked with what their caches hold. */
+static void
+machine_fork_child(void)
+{
+	ult__rt.workers = NULL;
+	ult__rt.topo = NULL;
+}
+
 const struct ult__subsys ult__machine_subsys = {.name = "machine",
     .configure = machine_configure,
     .init = machine_init,
-    .fini = machine_fini};
+    .fini = machine_fini,
+    .fork_child = machine_fork_child};
 
 static int
 policy_init(void)

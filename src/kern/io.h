@@ -57,6 +57,8 @@ void ult__io_park_wait(struct ult__worker *w);
 void ult__io_park_end(struct ult__worker *w);
 void ult__io_park_unpark(struct ult__worker *w);
 int ult__io_park_busy(void);
+/* A fork child: the parent's owner is not there. */
+void ult__io_park_forget(void);
 extern atomic_ulong ult__io_nparks_io;
 
 /*

@@ -82,6 +82,12 @@ ult__io_park_busy(void)
 	return (ULT_LD(&owner) >= 0);
 }
 
+void
+ult__io_park_forget(void)
+{
+	ULT_ST(&owner, -1);
+}
+
 /* Any event ends the wait: the idle loop polls, and finds what is runnable
  * whatever woke it.  The eventfd is drained each time; an unpark that
  * writes it after the worker has left ends its next park early, which

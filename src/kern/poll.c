@@ -634,7 +634,25 @@ static const struct sched_tunable io_tunables[] = {
     {NULL, NULL, 0, 0, NULL, NULL},
 };
 
+/* The epoll instance is the parent's (a child's wait there would take
+ * the parent's events): the child closes its copy and makes its own. */
+static void
+io_fork_child(void)
+{
+	if (epfd >= 0)
+		close(epfd);
+	if (kickfd >= 0)
+		close(kickfd);
+	epfd = kickfd = -1;
+	ULT_ST(&ult__io_armed, 0);
+	for (int i = 0; i < IO_NCHUNK; i++)
+		ULT_ST(&chunks[i], NULL); /* leaked: the waiters are gone */
+	ULT_ST(&ult__io_nwaiting, 0);
+	ult__io_park_forget();
+}
+
 const struct ult__subsys ult__io_subsys = {.name = "io",
     .init = ult__io_init,
     .fini = ult__io_fini,
+    .fork_child = io_fork_child,
     .tunables = io_tunables};

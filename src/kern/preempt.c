@@ -572,6 +572,17 @@ ult__preempt_fini(void)
 	ult__text_free();
 }
 
+/* The handler goes as at fini; the text table is leaked and built
+ * again (subsys.h: no free in a fork child). */
+static void
+preempt_fork_child(void)
+{
+	if (handler_installed) {
+		sigaction(PREEMPT_SIGNAL, &old_urg, NULL);
+		handler_installed = 0;
+	}
+}
+
 /* ult_config.preempt, else ULT_PREEMPT: on unless it says 0. */
 static int
 preempt_configure(const struct ult_config *cfg)
@@ -607,4 +618,5 @@ const struct ult__subsys ult__preempt_subsys = {.name = "preempt",
     .configure = preempt_configure,
     .init = ult__preempt_init,
     .fini = ult__preempt_fini,
+    .fork_child = preempt_fork_child,
     .tunables = preempt_tunables};

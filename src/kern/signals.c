@@ -205,4 +205,5 @@ ult__sigmask_set(int how, const uint64_t *set, uint64_t *old)
 
 const struct ult__subsys ult__signals_subsys = {.name = "signals",
     .init = ult__signals_init,
-    .fini = ult__signals_fini};
+    .fini = ult__signals_fini,
+    .fork_child = ult__signals_fini};

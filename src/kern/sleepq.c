@@ -37,6 +37,13 @@ chains_init(void)
 	ULT_ST_REL(&chains_ready, 1);
 }
 
+void
+ult__sleepq_fork_child(void)
+{
+	if (ULT_LD_ACQ(&chains_ready))
+		chains_init();
+}
+
 static struct sleepq_chain *
 chain_of(const void *wchan)
 {

@@ -22,6 +22,9 @@
 
 /* Lock the chain of wchan. */
 void ult__sleepq_lock(const void *wchan);
+/* A fork child: its one thread sleeps nowhere, and the chains' locks and
+ * waiters may be the parent's other threads'. */
+void ult__sleepq_fork_child(void);
 void ult__sleepq_release(const void *wchan);
 /* Chain locked: queue w (filled by ult__waiter_self) on wchan.  wmesg:
  * what it waits for, a static string ("sem", "join": reports, trace). */

@@ -261,6 +261,15 @@ ult__stack_cache_drain(struct ult__worker *w)
 	w->nstack_cache = 0;
 }
 
+/* The parent's stacks stay mapped (the forking uthread runs on one). */
+static void
+stacks_fork_child(void)
+{
+	mtx_init(&pool_lock, "stack pool");
+	chunks = NULL;
+}
+
 const struct ult__subsys ult__stacks_subsys = {.name = "stacks",
     .init = ult__stacks_init,
-    .fini = ult__stacks_fini};
+    .fini = ult__stacks_fini,
+    .fork_child = stacks_fork_child};

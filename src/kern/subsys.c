@@ -31,6 +31,14 @@ ult__subsys_stop(const struct ult__subsys *const *s, int n)
 			s[n]->fini();
 }
 
+void
+ult__subsys_fork_child(const struct ult__subsys *const *s, int n)
+{
+	while (n-- > 0)
+		if (s[n]->fork_child != NULL)
+			s[n]->fork_child();
+}
+
 int
 ult__subsys_start(const struct ult__subsys *const *s, int n)
 {

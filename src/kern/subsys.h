@@ -9,8 +9,8 @@
  * ult_init calls every configure first (nothing allocated yet), then
  * every init in the table's order; when an init fails, the fini of each
  * subsystem already up runs in reverse order and ult_init returns that
- * error.  ult_shutdown runs every fini in reverse order.  Any op may be
- * NULL.
+ * error.  ult_shutdown runs every fini in reverse order, and a fork
+ * child every fork_child (DESIGN.md section 10.1).  Any op may be NULL.
  */
 #ifndef ULT_KERN_SUBSYS_H
 #define ULT_KERN_SUBSYS_H
@@ -26,6 +26,13 @@ struct ult__subsys {
 	/* 0, or an errno with nothing of the subsystem left behind. */
 	int (*init)(void);
 	void (*fini)(void);
+	/* In a fork child of a process whose runtime was up (its only thread,
+	 * single-threaded): forget what the parent's threads held, as if
+	 * fini had run, without waiting for them, so that init may run
+	 * again.  Memory is leaked, never freed: it may be mid-update, and
+	 * an interposed malloc's own child handler may not have run yet
+	 * (its locks are still held: jemalloc's are). */
+	void (*fork_child)(void);
 	/* ult.* names, ended by a NULL name; or NULL. */
 	const struct sched_tunable *tunables;
 };
@@ -34,6 +41,8 @@ int ult__subsys_configure(const struct ult__subsys *const *s, int n,
     const struct ult_config *cfg);
 int ult__subsys_start(const struct ult__subsys *const *s, int n);
 void ult__subsys_stop(const struct ult__subsys *const *s, int n);
+/* Every fork_child, in reverse order. */
+void ult__subsys_fork_child(const struct ult__subsys *const *s, int n);
 /* The tunable called name in any of the n subsystems, or NULL. */
 const struct sched_tunable *ult__subsys_tunable(
     const struct ult__subsys *const *s, int n, const char *name);

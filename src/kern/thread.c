@@ -547,6 +547,68 @@ fail:
 	return (err);
 }
 
+/*
+ * A fork child's thread as a uthread (fork.c): the struct the forking
+ * uthread had in the parent, when there was one (mutexes it holds name
+ * it as their owner), made like new on the caller's stack and block.
+ * Not queued yet: ult__thread_adopt_add does that, once nothing runs on
+ * them.
+ */
+struct ult_thread *
+ult__thread_adopt_make(struct ult_thread *reuse, const struct ult_attr *a,
+    void *arg, void *stack, size_t size, void *tls)
+{
+	struct ult_thread *ut = reuse;
+
+	if (ut == NULL && (ut = thread_alloc(NULL)) == NULL)
+		return (NULL);
+	if (reuse != NULL) {
+		atomic_init(&ut->lstate, UT_FREE);
+		ut->td.td_lock = zombie_lock_of(ut);
+		ut->free_next = NULL;
+	}
+	if ((ut->ts_spare == NULL &&
+		(ut->ts_spare = ult__ts_alloc()) == NULL) ||
+	    (ut->stack = user_stack(stack, size)) == NULL) {
+		if (reuse == NULL)
+			thread_free(ut);
+		return (NULL);
+	}
+	ut->tls = tls;
+	ut->tls_w = NULL;
+	thread_setup(ut, a, NULL, arg);
+	ut->sigmask = ult__os_sigmask_get();
+	ut->twake = 1;
+	ut->tseen = 0;
+	ut->rq_ns = ult__fastclock_now();
+	ULT_ADD(&ult__rt.nspawned_foreign, 1);
+	return (ut);
+}
+
+void
+ult__thread_adopt_add(struct ult_thread *ut, const struct ult_attr *a)
+{
+	const struct sched_ops *s = ult__rt.sched;
+
+	s->fork(NULL, &ut->td);
+	ULT_ST_REL(&ut->lstate, UT_ALIVE);
+	thread_lock(&ut->td);
+	spawn_attrs(&ut->td, a);
+	s->add(&ut->td, SRQ_BORING);
+}
+
+/* The parent's threads are not here: their structs are leaked with the
+ * slab's chunks (the forking uthread's is adopted, fork.c). */
+static void
+threads_fork_child(void)
+{
+	for (int i = 0; i < ZOMBIE_LOCKS; i++)
+		mtx_init(&zombie_locks[i].m, "zombie");
+	mtx_init(&slab_lock, "thread slab");
+	slab_chunks = NULL;
+	free_head = free_tail = NULL;
+}
+
 ult_thread_t *
 ult_self(void)
 {
@@ -655,4 +717,5 @@ static const struct sched_tunable threads_tunables[] = {
 
 const struct ult__subsys ult__threads_subsys = {.name = "threads",
     .fini = ult__thread_slab_fini,
+    .fork_child = threads_fork_child,
     .tunables = threads_tunables};

@@ -268,6 +268,14 @@ ult__timers_next(void)
 	return (next);
 }
 
+/* Leaked: a fork child must not free (subsys.h). */
+static void
+timers_fork_child(void)
+{
+	heaps = NULL;
+	nheaps = 0;
+}
+
 /* One heap per worker, and one shared by everything else. */
 static int
 timers_init_all(void)
@@ -277,4 +285,5 @@ timers_init_all(void)
 
 const struct ult__subsys ult__timers_subsys = {.name = "timers",
     .init = timers_init_all,
-    .fini = ult__timers_fini};
+    .fini = ult__timers_fini,
+    .fork_child = timers_fork_child};

@@ -310,8 +310,18 @@ static const struct sched_tunable tls_tunables[] = {
     {NULL, NULL, 0, 0, NULL, NULL},
 };
 
+/* The pooled blocks are leaked: the list may be mid-update. */
+static void
+tls_fork_child(void)
+{
+	mtx_init(&pool_lock, "tls pool");
+	pool = NULL;
+	ult__rt.tls = 0;
+}
+
 const struct ult__subsys ult__tls_subsys = {.name = "tls",
     .configure = tls_configure,
     .init = tls_init,
     .fini = ult__tls_fini,
+    .fork_child = tls_fork_child,
     .tunables = tls_tunables};

@@ -95,6 +95,20 @@ ts_init_once(void)
 	ULT_ST_REL(&ts_ready, 1);
 }
 
+void
+ult__ts_fork_child(void)
+{
+	if (!ULT_LD_ACQ(&ts_ready))
+		return;
+	for (int i = 0; i < TC_TABLESIZE; i++) {
+		mtx_init(&chains[i].lock, "turnstile chain");
+		ult__list_init(&chains[i].list);
+	}
+	mtx_init(&pool_lock, "turnstile pool");
+	ult__list_init(&pool);
+	ts_chunks = NULL;
+}
+
 static inline void
 ts_init(void)
 {

@@ -44,6 +44,9 @@ void ult__ts_free(struct ult__turnstile *ts);
 /* At shutdown, once no uthread is left: unmap the memory of turnstiles
  * that are free (foreign threads keep theirs). */
 void ult__ts_reclaim(void);
+/* A fork child: empty chains and pool; the parent's turnstiles are
+ * leaked (a lock's or a thread's spare may still name one). */
+void ult__ts_fork_child(void);
 
 /* Make sure the calling thread has a spare (a foreign thread gets one on
  * first use); 0 or ENOMEM.  Call before ult__ts_lookup: it may allocate. */

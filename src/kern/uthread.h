@@ -112,4 +112,25 @@ void ult__thread_foreach(void (*fn)(struct ult_thread *, void *), void *arg,
 int ult__spawn_on(ult_thread_t **t, const struct ult_attr *a,
     void *(*fn)(void *), void *arg, void *stack, size_t size);
 
+/* fork.c's halves of an adoption (thread.c). */
+struct ult_thread *ult__thread_adopt_make(struct ult_thread *reuse,
+    const struct ult_attr *a, void *arg, void *stack, size_t size, void *tls);
+void ult__thread_adopt_add(struct ult_thread *ut, const struct ult_attr *a);
+
+/*
+ * A fork child of a process whose runtime was up, its runtime started
+ * again (DESIGN.md section 10.1): the calling thread, the child's only
+ * one, which runs on the forking uthread's stack [stack, stack + size)
+ * and block, goes on as a uthread, `reuse' (the forking uthread's struct
+ * in the parent, or NULL for a new one), and this function returns on a
+ * worker.  arg is its ut->arg, as if spawned with it (the drop-in finds
+ * its record there).  Its kernel thread moves to a stack and a block of
+ * its own and runs host() there, which must not return.  0, ENXIO (the
+ * runtime is not up, or a uthread calls), ENOTSUP (no per-uthread TLS)
+ * or EAGAIN.
+ */
+int ult__thread_adopt(struct ult_thread *reuse, const struct ult_attr *a,
+    void *arg, void *stack, size_t size, void (*host)(void),
+    ult_thread_t **out);
+
 #endif

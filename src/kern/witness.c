@@ -132,8 +132,15 @@ static const struct sched_tunable witness_tunables[] = {
     {NULL, NULL, 0, 0, NULL, NULL},
 };
 
+static void
+witness_fork_child(void)
+{
+	mtx_init(&g.lock, "witness");
+}
+
 const struct ult__subsys ult__witness_subsys = {.name = "witness",
     .configure = witness_configure,
+    .fork_child = witness_fork_child,
     .tunables = witness_tunables};
 
 uint64_t

@@ -246,7 +246,16 @@ dump_configure(const struct ult_config *cfg)
 
 /* Last up, first down: the trace, the report and the segment it writes
  * are set up before it and taken down after it. */
+/* Its thread is the parent's: nothing to stop or join. */
+static void
+dump_fork_child(void)
+{
+	dp.running = 0;
+	ult__dump_stop();
+}
+
 const struct ult__subsys ult__dump_subsys = {.name = "dump",
     .configure = dump_configure,
     .init = ult__dump_start,
-    .fini = ult__dump_stop};
+    .fini = ult__dump_stop,
+    .fork_child = dump_fork_child};

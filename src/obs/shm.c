@@ -343,7 +343,22 @@ shm_init(void)
 	return (0);
 }
 
+/* The segment's name is the parent's: the child's copy of the fd goes,
+ * and its own start makes one under its pid. */
+static void
+shm_fork_child(void)
+{
+	if (shm.fd >= 0)
+		close(shm.fd);
+	shm.fd = -1;
+	shm.running = 0;
+	shm.m = NULL;
+	shm.uts = NULL;
+	shm.ids = NULL;
+}
+
 const struct ult__subsys ult__shm_subsys = {.name = "shm",
     .configure = shm_configure,
     .init = shm_init,
-    .fini = ult__shm_stop};
+    .fini = ult__shm_stop,
+    .fork_child = shm_fork_child};

@@ -300,5 +300,15 @@ stats_configure(const struct ult_config *cfg)
 	return (ult__stats_configure());
 }
 
+/* The rows are the parent's to report. */
+static void
+stats_fork_child(void)
+{
+	pthread_mutex_init(&rows_lock, NULL);
+	rows = groups = NULL;
+	nrows = ngroups = reported = 0;
+}
+
 const struct ult__subsys ult__stats_subsys = {.name = "stats",
-    .configure = stats_configure};
+    .configure = stats_configure,
+    .fork_child = stats_fork_child};

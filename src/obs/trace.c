@@ -490,6 +490,24 @@ trace_fini(void)
 	ult__trace_finish(1);
 }
 
+/* The flusher and the files are the parent's (a child writes no trace
+ * of its own unless the name has %p: trace_path). */
+static void
+trace_fork_child(void)
+{
+	pthread_mutex_init(&tr.lock, NULL);
+	ULT_PST(&ult__trace_on, 0);
+	if (tr.flushing) {
+		close(tr.rawfd);
+		close(tr.outfd);
+	}
+	tr.rawfd = tr.outfd = -1;
+	tr.flushing = 0;
+	tr.gen++; /* the forking thread's buffer is stale */
+	ULT_ST(&tr.all, NULL);
+}
+
 const struct ult__subsys ult__trace_subsys = {.name = "trace",
     .init = ult__trace_start,
-    .fini = trace_fini};
+    .fini = trace_fini,
+    .fork_child = trace_fork_child};
