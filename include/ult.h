@@ -525,7 +525,9 @@ int ult_getclass(ult_thread_t *t, int *cls, int *prio);
  * registered with the poller on first use and stay registered until
  * ult_close (or until the kernel drops a closed file).  Close descriptors
  * that uthreads wait on with ult_close, which wakes the waiters with
- * EBADF; after a plain close() a waiter sleeps on until its deadline.
+ * EBADF.  After a plain close() (or dup2 over the fd) a waiter sleeps on
+ * until its deadline, or until a uthread waits on the file that gets the
+ * number, which wakes it with EBADF: it never reads another file's data.
  * A uthread woken by I/O runs at the socket sleep priority until the call
  * returns (sysctl ult.io_boost, 1; 0 gives ULE's own static boost), so it
  * preempts batch work as a FreeBSD socket wakeup does under 4BSD.
@@ -543,7 +545,7 @@ int ult_getclass(ult_thread_t *t, int *cls, int *prio);
  * once).  *revents (if not NULL) gets the poll(2) bits that are ready.
  * Any number of uthreads may wait on one fd, in either direction;
  * readiness wakes every waiter of its direction, as poll(2) would.
- * Errors: ETIMEDOUT; EBADF fd not open, or closed by ult_close meanwhile;
+ * Errors: ETIMEDOUT; EBADF fd not open, or closed meanwhile (see above);
  * EINVAL events has neither ULT_IN nor ULT_OUT, or fd is beyond the
  * poller's range (2^20) or refused by epoll; ENOMEM; ENXIO.  A regular
  * file is always ready, as poll(2) says: use ult_blocking for its slow
