@@ -106,7 +106,10 @@ typedef struct ult_config ult_config_t;
  * which act on the worker.  A robust mutex a uthread still holds at its
  * exit is not marked EOWNERDEAD; pthread_exit and pthread_cancel are not
  * supported in a uthread; direct users of rseq lose its protection (the
- * rseq area of a uthread says "not registered").
+ * rseq area of a uthread says "not registered").  sigaltstack in a
+ * uthread records and reports that uthread's own setting, while the
+ * kernel keeps its worker's alternate stack (64 KiB), where a stack
+ * overflow is reported and SA_ONSTACK handlers run.
  * This needs the x86-64 switch, a CPU and kernel that let user mode write
  * the FS base (FSGSBASE, Linux 5.9+), a dynamically linked program,
  * glibc 2.36, and no sanitizer; elsewhere ult_init says why in one line

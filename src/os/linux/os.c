@@ -87,6 +87,12 @@ ult__futex_wait(atomic_uint *addr, unsigned val, uint64_t deadline_ns)
 	return (err);
 }
 
+int
+ult__os_sigaltstack(const stack_t *ss, stack_t *old)
+{
+	return ((int)syscall(SYS_sigaltstack, ss, old));
+}
+
 void *
 ult__os_map(size_t len, int extra)
 {

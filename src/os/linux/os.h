@@ -7,6 +7,7 @@
 #define ULT_OS_LINUX_OS_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +47,8 @@ void ult__futex_wake(atomic_uint *addr, int n);
  * mmap flags (MAP_NORESERVE, MAP_STACK); NULL if it cannot be made (or
  * fault injection says so). */
 void *ult__os_map(size_t len, int extra);
+/* sigaltstack(2) itself, past any interposer: -1 with errno. */
+int ult__os_sigaltstack(const stack_t *ss, stack_t *old);
 /* pthread_create with default attributes; 0 or an errno (EAGAIN under
  * fault injection). */
 int ult__os_thread(pthread_t *t, void *(*fn)(void *), void *arg);
