@@ -42,6 +42,7 @@
 #endif
 
 #include "glibc_tls.h"
+#include "../../util/lock.h"
 
 #if defined(__x86_64__) && defined(HAVE_RSEQ_H)
 #include "../../arch/x86_64/fsbase.h"
@@ -150,6 +151,8 @@ static struct {
 	void (*ctype_init)(void);
 	struct m_key_struct *keys;
 } g;
+
+static const char *slab_geometry(size_t size, size_t align);
 
 /* Found by the probe.  Offsets are from the thread pointer. */
 static long off_resp, off_dlerror, off_rseq;
@@ -407,6 +410,7 @@ const char *
 ult__glibc_tls_probe(void)
 {
 	static char vbuf[96];
+	const char *why;
 	const ptrdiff_t *rseq_off;
 	const uint32_t *sz;
 	pthread_t t;
@@ -460,6 +464,8 @@ ult__glibc_tls_probe(void)
 	off_rseq = (long)*rseq_off;
 	off_dlerror = 0;
 	g.get_tls_static_info(&static_size, &align);
+	if ((why = slab_geometry(static_size, align)) != NULL)
+		return (why);
 	memset(&ult__glibc_tls, 0, sizeof(ult__glibc_tls));
 	ult__glibc_tls.tid = M_OFF(tid);
 	memset(&pr, 0, sizeof(pr));
@@ -482,14 +488,116 @@ ult__glibc_tls_probe(void)
 
 /* ---- blocks ---- */
 
+/*
+ * The blocks themselves come from slabs of our own mappings, not from
+ * malloc (what _dl_allocate_tls(NULL) would use): thousands of them made
+ * by a burst of spawns would fragment the heap, and the heap keeps what
+ * it grew after they are freed (tens of MB resident after ult_shutdown
+ * on a loaded host).  A slab is unmapped when its last block is freed
+ * (at shutdown).  glibc's allocator, given the memory, still makes the
+ * dtv and copies the images, as for a thread on a user stack.  A slot
+ * starts with its slab's address; the block's static TLS and descriptor
+ * fill its top.
+ */
+#define SLAB_SLOTS 64
+
+struct slab {
+	size_t carved; /* (l) slots handed out */
+	size_t live;   /* (l) of those, not yet freed */
+};
+
+static struct mtx slab_lock = MTX_INITIALIZER("tls slabs");
+static struct slab *slab_cur; /* (l) the slab being carved, or NULL */
+static size_t slot_size, slot_align, slab_hdr;
+
+static size_t
+slab_bytes(void)
+{
+	return (slab_hdr + SLAB_SLOTS * slot_size);
+}
+
+/* The probe's: 0, or why blocks cannot come from slabs. */
+static const char *
+slab_geometry(size_t size, size_t align)
+{
+	if (align < 64)
+		align = 64;
+	if (align > 4096 || (align & (align - 1)) != 0)
+		return ("static TLS aligned beyond a page");
+	/* Static TLS (size, the descriptor included) below a descriptor
+	 * aligned as glibc aligns it, and the slab word; every slot aligned
+	 * so. */
+	slot_align = align;
+	slot_size = (size + 2 * align - 1) & ~(align - 1);
+	slab_hdr = (sizeof(struct slab) + align - 1) & ~(align - 1);
+	return (NULL);
+}
+
+/* A zeroed slot's descriptor (the thread pointer), or NULL. */
+static struct m_pthread *
+slot_get(void)
+{
+	struct slab *sl;
+	char *slot;
+	uintptr_t pd;
+
+	mtx_lock_spin(&slab_lock);
+	if ((sl = slab_cur) == NULL) {
+		void *m = mmap(NULL, slab_bytes(), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED) {
+			mtx_unlock_spin(&slab_lock);
+			return (NULL);
+		}
+		sl = slab_cur = m;
+		sl->carved = sl->live = 0;
+	}
+	slot = (char *)sl + slab_hdr + sl->carved * slot_size;
+	sl->carved++;
+	sl->live++;
+	if (sl->carved == SLAB_SLOTS)
+		slab_cur = NULL;
+	mtx_unlock_spin(&slab_lock);
+	*(struct slab **)(void *)slot = sl;
+	pd = ((uintptr_t)slot + slot_size - sizeof(struct m_pthread)) &
+	    ~(uintptr_t)(slot_align - 1);
+	return ((struct m_pthread *)pd);
+}
+
+/* A block's slot is back: its slab goes when it was the last. */
+static void
+slot_put(struct m_pthread *pd)
+{
+	/* pd is the slot's end less the descriptor, rounded down to the
+	 * alignment the slots have. */
+	uintptr_t slot = ((uintptr_t)pd + sizeof(struct m_pthread) - slot_size +
+			     slot_align - 1) &
+	    ~(uintptr_t)(slot_align - 1);
+	struct slab *sl = *(struct slab **)slot;
+	int unmap;
+
+	mtx_lock_spin(&slab_lock);
+	unmap = --sl->live == 0;
+	if (unmap && sl == slab_cur)
+		slab_cur = NULL;
+	mtx_unlock_spin(&slab_lock);
+	if (unmap)
+		munmap(sl, slab_bytes());
+}
+
 void *
 ult__glibc_tls_alloc(void)
 {
-	struct m_pthread *pd = g.allocate_tls(NULL);
+	struct m_pthread *pd = slot_get();
 	void *dtv;
 
 	if (pd == NULL)
 		return (NULL);
+	if (g.allocate_tls(pd) == NULL) {
+		slot_put(pd);
+		return (NULL);
+	}
 	/* The descriptor is zero but for the dtv; static TLS is the images. */
 	dtv = pd->header.dtv;
 	pd->header = tmpl.header;
@@ -643,7 +751,9 @@ ult__glibc_tls_reset(void *tp)
 void
 ult__glibc_tls_free(void *tp)
 {
-	g.deallocate_tls(tp, true);
+	/* The dtv and dynamic TLS; the block is ours. */
+	g.deallocate_tls(tp, false);
+	slot_put(tp);
 }
 
 void
