@@ -72,8 +72,13 @@ if [ -f "$rt" ] && [ -d "$build/CMakeFiles/ult_pthread.dir/src/dropin" ]; then
 	done | sort -u >"$tmp/dropin.uses"
 	nm --defined-only "$rt" | awk '$2 ~ /^[TDBRVWC]$/ { print $3 }' |
 	    sort -u >"$tmp/rt.defs"
+	# The libc names the runtime defines for programs (src/ult.map:
+	# dlopen, sigaltstack, the lock wrappers) are no entry points.
+	sed -n '/global:/,/local:/p' "$src/src/ult.map" | tr -s ' \t;' '\n' |
+	    grep -v -e '^ult_' -e ':' -e '^$' >"$tmp/interposers" || true
 	comm -12 "$tmp/dropin.uses" "$tmp/rt.defs" |
-	    grep -v '^ult_[a-z]' >"$tmp/dropin.calls" || true
+	    grep -v '^ult_[a-z]' | grep -vxF -f "$tmp/interposers" \
+	    >"$tmp/dropin.calls" || true
 	sed -n '1,/\*\//p' "$src/src/dropin/runtime.h" |
 	    grep -o 'ult__[a-z0-9_]*' | sort -u >"$tmp/dropin.list"
 	extra=$(comm -23 "$tmp/dropin.calls" "$tmp/dropin.list")
