@@ -535,10 +535,10 @@ slab_geometry(size_t size, size_t align)
 	if (align > 4096 || (align & (align - 1)) != 0)
 		return ("static TLS aligned beyond a page");
 	/* Static TLS (size, the descriptor included) below a descriptor
-	 * aligned as glibc aligns it, and the slab word; every slot aligned
-	 * so. */
+	 * aligned as glibc aligns it (down by less than align), and at least
+	 * align bytes below it for the slab word; every slot aligned so. */
 	slot_align = align;
-	slot_size = (size + 2 * align - 1) & ~(align - 1);
+	slot_size = (size + 3 * align - 1) & ~(align - 1);
 	slab_hdr = (sizeof(struct slab) + align - 1) & ~(align - 1);
 	return (NULL);
 }
