@@ -108,8 +108,8 @@ typedef struct ult_config ult_config_t;
  * workers are pinned (ncpu no more than the CPUs the process may use):
  * give it a mask with pthread_attr_setaffinity_np, or create it from a
  * foreign thread (ult_blocking's helpers get the process's mask; under
- * ult-run pthread_create makes uthreads).  A robust mutex a uthread still holds at its
- * exit is not marked EOWNERDEAD; pthread_exit and pthread_cancel are not
+ * ult-run pthread_create makes uthreads).  A robust mutex a uthread still holds
+ * at its exit is not marked EOWNERDEAD; pthread_exit and pthread_cancel are not
  * supported in a uthread; direct users of rseq lose its protection (the
  * rseq area of a uthread says "not registered").  sigaltstack in a
  * uthread records and reports that uthread's own setting, while the
