@@ -103,15 +103,13 @@ typedef struct ult_config ult_config_t;
  * was locked on gives EPERM; see "Preemption" for holding one across a
  * switch), sched_getcpu()'s answer, and pthread_setname_np,
  * _setaffinity_np, _setschedparam and _getcpuclockid on pthread_self(),
- * which act on the worker.  A pthread that a uthread creates with plain
- * pthread_create inherits its worker's affinity, a single CPU when the
- * workers are pinned (ncpu no more than the CPUs the process may use):
- * give it a mask with pthread_attr_setaffinity_np, or create it from a
- * foreign thread (ult_blocking's helpers get the process's mask; under
- * ult-run pthread_create makes uthreads).  A robust mutex a uthread still holds
- * at its exit is not marked EOWNERDEAD; pthread_exit and pthread_cancel are not
- * supported in a uthread; direct users of rseq lose its protection (the
- * rseq area of a uthread says "not registered").  sigaltstack in a
+ * which act on the worker.  A pthread a uthread creates gets the
+ * process's CPUs, not its pinned worker's one (unless its attributes name
+ * CPUs), as ult_blocking's helpers do.  A robust mutex a uthread still
+ * holds at its exit is not marked EOWNERDEAD; pthread_exit and
+ * pthread_cancel are not supported in a uthread; direct users of rseq
+ * lose its protection (the rseq area of a uthread says "not
+ * registered").  sigaltstack in a
  * uthread records and reports that uthread's own setting, while the
  * kernel keeps its worker's alternate stack (64 KiB), where a stack
  * overflow is reported and SA_ONSTACK handlers run.

@@ -157,6 +157,21 @@ ult__os_attr_cpus(pthread_attr_t *attr)
 }
 
 int
+ult__os_affinity_widen(cpu_set_t *old)
+{
+	if (!proc_cpus_known || sched_getaffinity(0, sizeof(*old), old) != 0 ||
+	    CPU_EQUAL(old, &proc_cpus))
+		return (0);
+	return (sched_setaffinity(0, sizeof(proc_cpus), &proc_cpus) == 0);
+}
+
+void
+ult__os_affinity_restore(const cpu_set_t *old)
+{
+	(void)sched_setaffinity(0, sizeof(*old), old);
+}
+
+int
 ult__os_pin(int oscpu)
 {
 	cpu_set_t set;

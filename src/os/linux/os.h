@@ -7,6 +7,7 @@
 #define ULT_OS_LINUX_OS_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -74,6 +75,11 @@ void ult__os_block_async_signals(void);
 int ult__os_cpus(int *cpus, int max);
 /* Give attr the mask the last ult__os_cpus saw (none seen: leave it). */
 void ult__os_attr_cpus(pthread_attr_t *attr);
+/* The calling thread's affinity becomes that mask, for the threads it
+ * creates meanwhile to inherit: 1 if it changed (the old one in *old,
+ * for ult__os_affinity_restore), 0 if it was that already. */
+int ult__os_affinity_widen(cpu_set_t *old);
+void ult__os_affinity_restore(const cpu_set_t *old);
 /* Pin the calling kernel thread to one OS CPU; 0 or an errno. */
 int ult__os_pin(int oscpu);
 void ult__os_set_name(const char *name);
