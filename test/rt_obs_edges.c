@@ -98,6 +98,9 @@ test_pthread_affinity(void)
 	cpu_set_t proc;
 	ult_thread_t *t;
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	SKIP("the sanitizers intercept pthread_create themselves");
+#endif
 	CHECK_EQ(sched_getaffinity(0, sizeof(proc), &proc), 0);
 	if (CPU_COUNT(&proc) < 2) {
 		printf(

@@ -177,8 +177,11 @@ ult__altstack_uninstall(void)
  * uthread sigaltstack keeps what it was told for that uthread and gives
  * it back; the kernel keeps the worker's, where the program's SA_ONSTACK
  * handlers run too.  Weak, as the lock wrappers (preempt_shim.c), so that
- * a program's calls reach it; the drop-in has its own (sigact.c).
+ * a program's calls reach it; the drop-in has its own (sigact.c).  Not in
+ * sanitizer builds: the sanitizers call it as they start, before
+ * instrumented code may run, and keep their own per thread.
  */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 __attribute__((weak)) int
 sigaltstack(const stack_t *ss, stack_t *old)
 {
@@ -209,6 +212,7 @@ sigaltstack(const stack_t *ss, stack_t *old)
 	}
 	return (0);
 }
+#endif
 
 void
 ult__altstack_teardown(struct ult__worker *w)

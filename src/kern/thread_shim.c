@@ -29,6 +29,10 @@
 #include "uthread.h"
 #include "worker.h"
 
+/* Not in sanitizer builds: the sanitizers intercept it themselves and
+ * call it before instrumented code may run (ult_blocking's helpers keep
+ * the process's CPUs there). */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 typedef int (
     *create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 
@@ -86,3 +90,4 @@ pthread_create(pthread_t *t, const pthread_attr_t *attr, void *(*fn)(void *),
 		ult__preempt_released(ut);
 	return (err);
 }
+#endif

@@ -27,6 +27,10 @@ extern ElfW(Dyn) _DYNAMIC[] __attribute__((weak));
 extern void *__dlopen(const char *, int, void *) __attribute__((weak));
 extern void *__dlmopen(Lmid_t, const char *, int, void *) __attribute__((weak));
 
+/* Not in sanitizer builds: the sanitizers intercept it themselves and
+ * may call it before instrumented code can run (and per-uthread TLS is
+ * off there). */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 static void *_Atomic next_dlopen, *_Atomic next_dlmopen;
 
 static void *
@@ -141,3 +145,4 @@ dlmopen(Lmid_t lmid, const char *file, int mode)
 	loaded(h);
 	return (h);
 }
+#endif
