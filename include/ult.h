@@ -107,10 +107,16 @@ typedef struct ult_config ult_config_t;
  * was locked on gives EPERM; see "Preemption" for holding one across a
  * switch), sched_getcpu()'s answer, and pthread_setname_np,
  * _setaffinity_np, _setschedparam and _getcpuclockid on pthread_self(),
- * which act on the worker.  A robust mutex a uthread still holds at its
- * exit is not marked EOWNERDEAD; pthread_exit and pthread_cancel are not
- * supported in a uthread; direct users of rseq lose its protection (the
- * rseq area of a uthread says "not registered").
+ * which act on the worker.  A pthread a uthread creates gets the
+ * process's CPUs, not its pinned worker's one (unless its attributes name
+ * CPUs), as ult_blocking's helpers do.  A robust mutex a uthread still
+ * holds at its exit is not marked EOWNERDEAD; pthread_exit and
+ * pthread_cancel are not supported in a uthread; direct users of rseq
+ * lose its protection (the rseq area of a uthread says "not
+ * registered").  sigaltstack in a
+ * uthread records and reports that uthread's own setting, while the
+ * kernel keeps its worker's alternate stack (64 KiB), where a stack
+ * overflow is reported and SA_ONSTACK handlers run.
  * This needs the x86-64 switch, a CPU and kernel that let user mode write
  * the FS base (FSGSBASE, Linux 5.9+), a dynamically linked program,
  * glibc 2.36, and no sanitizer; elsewhere ult_init says why in one line
@@ -529,7 +535,9 @@ int ult_getclass(ult_thread_t *t, int *cls, int *prio);
  * registered with the poller on first use and stay registered until
  * ult_close (or until the kernel drops a closed file).  Close descriptors
  * that uthreads wait on with ult_close, which wakes the waiters with
- * EBADF; after a plain close() a waiter sleeps on until its deadline.
+ * EBADF.  After a plain close() (or dup2 over the fd) a waiter sleeps on
+ * until its deadline, or until a uthread waits on the file that gets the
+ * number, which wakes it with EBADF: it never reads another file's data.
  * A uthread woken by I/O runs at the socket sleep priority until the call
  * returns (sysctl ult.io_boost, 1; 0 gives ULE's own static boost), so it
  * preempts batch work as a FreeBSD socket wakeup does under 4BSD.
@@ -547,7 +555,7 @@ int ult_getclass(ult_thread_t *t, int *cls, int *prio);
  * once).  *revents (if not NULL) gets the poll(2) bits that are ready.
  * Any number of uthreads may wait on one fd, in either direction;
  * readiness wakes every waiter of its direction, as poll(2) would.
- * Errors: ETIMEDOUT; EBADF fd not open, or closed by ult_close meanwhile;
+ * Errors: ETIMEDOUT; EBADF fd not open, or closed meanwhile (see above);
  * EINVAL events has neither ULT_IN nor ULT_OUT, or fd is beyond the
  * poller's range (2^20) or refused by epoll; ENOMEM; ENXIO.  A regular
  * file is always ready, as poll(2) says: use ult_blocking for its slow

@@ -40,7 +40,14 @@ done
 sed -n 's/^[^(]*[ *]\(mach_[a-z_0-9]*\)(.*/\1/p' "$src/src/sched/machine.h" |
     sort -u >"$tmp/machine"
 
-sort -u "$tmp/defs" >"$tmp/defs.s"
+# The libc names the runtime defines for programs (src/ult.map: dlopen,
+# pthread_create, sigaltstack, the lock wrappers) are libc's to a caller,
+# whichever level calls them, and no drop-in entry points.
+sed -n '/global:/,/local:/p' "$src/src/ult.map" | tr -s ' \t;' '\n' |
+    grep -v -e '^ult_' -e ':' -e '^$' >"$tmp/interposers" || true
+sed 's/^/ult__libc_/' "$tmp/interposers" >>"$tmp/interposers"
+awk 'NR == FNR { i[$1] = 1; next } !($1 in i)' "$tmp/interposers" \
+    "$tmp/defs" | sort -u >"$tmp/defs.s"
 sort -u "$tmp/uses" >"$tmp/uses.s"
 # from_level to_level symbol, for each use of a higher level's symbol.
 awk 'NR == FNR { dr[$1] = $2; dl[$1] = $3; next }
@@ -73,7 +80,8 @@ if [ -f "$rt" ] && [ -d "$build/CMakeFiles/ult_pthread.dir/src/dropin" ]; then
 	nm --defined-only "$rt" | awk '$2 ~ /^[TDBRVWC]$/ { print $3 }' |
 	    sort -u >"$tmp/rt.defs"
 	comm -12 "$tmp/dropin.uses" "$tmp/rt.defs" |
-	    grep -v '^ult_[a-z]' >"$tmp/dropin.calls" || true
+	    grep -v '^ult_[a-z]' | grep -vxF -f "$tmp/interposers" \
+	    >"$tmp/dropin.calls" || true
 	sed -n '1,/\*\//p' "$src/src/dropin/runtime.h" |
 	    grep -o 'ult__[a-z0-9_]*' | sort -u >"$tmp/dropin.list"
 	extra=$(comm -23 "$tmp/dropin.calls" "$tmp/dropin.list")

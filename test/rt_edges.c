@@ -420,14 +420,34 @@ hr_sleeper(void *arg)
 	return (arg);
 }
 
+/* Holds hr_m2 while it sleeps like hr_sleeper; hr_blocked waits for it. */
+static ult_mutex_t hr_m2 = ULT_MUTEX_INITIALIZER;
+
+static void *
+hr_owner(void *arg)
+{
+	CHECK_EQ(ult_mutex_lock(&hr_m2), 0);
+	hr_sleeper(arg);
+	CHECK_EQ(ult_mutex_unlock(&hr_m2), 0);
+	return (arg);
+}
+
+static void *
+hr_blocked(void *arg)
+{
+	CHECK_EQ(ult_mutex_lock(&hr_m2), 0);
+	CHECK_EQ(ult_mutex_unlock(&hr_m2), 0);
+	return (arg);
+}
+
 /* What a watchdog prints: every worker with its queues, every uthread
- * with its state, its lock and what it waits on. */
+ * with its state, its lock and what it waits on, and a lock's owner. */
 void
 test_hang_report(void)
 {
 	struct ult_attr a;
-	ult_thread_t *t;
-	char buf[65536], want[64];
+	ult_thread_t *t, *o, *b;
+	char buf[65536], want[96];
 	FILE *f = tmpfile();
 	size_t n;
 
@@ -436,7 +456,14 @@ test_hang_report(void)
 	ult_attr_init(&a);
 	a.name = "report-sleeper";
 	CHECK_EQ(ult_spawn(&t, &a, hr_sleeper, NULL), 0);
-	while (rt_info(t).state != ULT_STATE_SLEEPING)
+	a.name = "report-owner";
+	CHECK_EQ(ult_spawn(&o, &a, hr_owner, NULL), 0);
+	while (rt_info(t).state != ULT_STATE_SLEEPING ||
+	    rt_info(o).state != ULT_STATE_SLEEPING)
+		usleep(1000);
+	a.name = "report-blocked";
+	CHECK_EQ(ult_spawn(&b, &a, hr_blocked, NULL), 0);
+	while (rt_info(b).state != ULT_STATE_SLEEPING)
 		usleep(1000);
 	ult__debug_dump(fileno(f));
 	rewind(f);
@@ -453,11 +480,19 @@ test_hang_report(void)
 	CHECK(strstr(buf, "lock sleepq chain") != NULL);
 	CHECK(strstr(buf, "last: sleepq") != NULL);
 	CHECK(strstr(buf, "end of hang report") != NULL);
+	snprintf(want, sizeof(want), "waits for lock %p owned by uthread %llu",
+	    (void *)&hr_m2, (unsigned long long)rt_info(o).id);
+	if (strstr(buf, want) == NULL) {
+		fprintf(stderr, "no \"%s\" in:\n%s", want, buf);
+		CHECK(0);
+	}
 	CHECK_EQ(ult_mutex_lock(&hr_m), 0);
 	atomic_store(&hr_go, 1);
-	CHECK_EQ(ult_cond_signal(&hr_c), 0);
+	CHECK_EQ(ult_cond_broadcast(&hr_c), 0);
 	CHECK_EQ(ult_mutex_unlock(&hr_m), 0);
 	CHECK_EQ(ult_join(t, NULL), 0);
+	CHECK_EQ(ult_join(o, NULL), 0);
+	CHECK_EQ(ult_join(b, NULL), 0);
 	CHECK_EQ(ult_shutdown(), 0);
 }
 

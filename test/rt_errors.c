@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -200,11 +201,48 @@ overflow(void *arg)
 }
 
 /*
- * A uthread that runs off its stack dies with a message naming it; run in
- * a child process, since the runtime aborts.
+ * A uthread sets up an alternate signal stack and disables it again, as a
+ * library guarding itself does: it sees its own setting, the worker keeps
+ * the stack the overflow report runs on.
  */
-void
-test_stack_overflow(void)
+static char alt_buf[64 * 1024];
+
+static void *
+altstack_user(void *arg)
+{
+	stack_t ss = {.ss_sp = alt_buf, .ss_size = sizeof(alt_buf)}, o, k;
+
+	(void)arg;
+	CHECK_EQ(sigaltstack(NULL, &o), 0);
+	CHECK(o.ss_flags & SS_DISABLE);
+	CHECK_EQ(sigaltstack(&ss, NULL), 0);
+	CHECK_EQ(sigaltstack(NULL, &o), 0);
+	CHECK(o.ss_sp == alt_buf && o.ss_size == sizeof(alt_buf));
+	CHECK_EQ(o.ss_flags, 0);
+	ss.ss_flags = SS_DISABLE;
+	CHECK_EQ(sigaltstack(&ss, &o), 0);
+	CHECK(o.ss_sp == alt_buf);
+	CHECK_EQ(sigaltstack(NULL, &o), 0);
+	CHECK(o.ss_flags & SS_DISABLE);
+	ss.ss_flags = 0;
+	ss.ss_size = 1;
+	errno = 0;
+	CHECK_EQ(sigaltstack(&ss, NULL), -1);
+	CHECK_EQ(errno, ENOMEM);
+	/* The kernel's, the worker's: neither disabled nor the uthread's. */
+	CHECK_EQ(syscall(SYS_sigaltstack, NULL, &k), 0);
+	CHECK(!(k.ss_flags & SS_DISABLE) && k.ss_sp != NULL &&
+	    k.ss_sp != alt_buf);
+	return (NULL);
+}
+
+/*
+ * A uthread that runs off its stack dies with a message naming it; run in
+ * a child process, since the runtime aborts.  with_altstack: after a
+ * uthread of the same worker set up and disabled an alternate stack.
+ */
+static void
+stack_overflow(int with_altstack)
 {
 	char buf[512] = {0};
 	int fds[2], status;
@@ -215,12 +253,17 @@ test_stack_overflow(void)
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
+		struct ult_config c = {.ncpu = 1};
 		struct ult_attr a;
 		ult_thread_t *t;
 
 		dup2(fds[1], 2);
 		close(fds[0]);
-		CHECK_EQ(ult_init(NULL), 0);
+		CHECK_EQ(ult_init(with_altstack ? &c : NULL), 0);
+		if (with_altstack) {
+			CHECK_EQ(ult_spawn(&t, NULL, altstack_user, NULL), 0);
+			CHECK_EQ(ult_join(t, NULL), 0);
+		}
 		ult_attr_init(&a);
 		a.name = "deep";
 		a.stack_size = 64 * 1024;
@@ -239,4 +282,19 @@ test_stack_overflow(void)
 		fprintf(stderr, "child said: %s\n", buf);
 		CHECK(0);
 	}
+}
+
+void
+test_stack_overflow(void)
+{
+	stack_overflow(0);
+}
+
+void
+test_stack_overflow_altstack(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	SKIP("the sanitizers keep sigaltstack to themselves");
+#endif
+	stack_overflow(1);
 }

@@ -151,6 +151,85 @@ test_io_close_wakes(void)
 	CHECK_EQ(ult_shutdown(), 0);
 }
 
+/*
+ * A plain close() (here dup2 over the number) of an fd a uthread sleeps
+ * on: the sleeper never reads the file that gets the number next.  It
+ * wakes with EBADF when a uthread waits on the new file; an edge of the
+ * old file, which a dup keeps open and registered, only makes the new
+ * file's reader look again.
+ */
+static int cr_old[2], cr_new[2];
+
+static void *
+cr_old_reader(void *arg)
+{
+	char buf[8];
+	ssize_t r;
+
+	errno = 0;
+	if (arg != NULL) {
+		CHECK_EQ(ult_wait_fd(cr_old[0], ULT_IN, 0, NULL), EBADF);
+		return (NULL);
+	}
+	r = ult_read(cr_old[0], buf, sizeof(buf));
+	CHECK_EQ(r, -1);
+	CHECK_EQ(errno, EBADF);
+	return (NULL);
+}
+
+static void *
+cr_new_reader(void *arg)
+{
+	char buf[8];
+
+	(void)arg;
+	CHECK_EQ(ult_read(cr_old[0], buf, sizeof(buf)), 1);
+	CHECK_EQ(buf[0], 'n');
+	return (NULL);
+}
+
+void
+test_io_close_reused(void)
+{
+	ult_thread_t *a, *b, *c;
+	int keep;
+
+	rt_init(2, 0);
+	for (int round = 0; round < 2; round++) {
+		CHECK_EQ(pipe(cr_old), 0);
+		CHECK_EQ(pipe(cr_new), 0);
+		/* Round 1: the old file stays open under another number. */
+		keep = round == 1 ? dup(cr_old[0]) : -1;
+		rt_spawn_on(&a, 0, cr_old_reader, NULL);
+		rt_spawn_on(&b, 1, cr_old_reader, (void *)1);
+		rt_wait_state(a, ULT_STATE_SLEEPING);
+		rt_wait_state(b, ULT_STATE_SLEEPING);
+		CHECK_EQ(dup2(cr_new[0], cr_old[0]), cr_old[0]);
+		CHECK_EQ(rt_info(a).state, ULT_STATE_SLEEPING);
+		rt_spawn_on(&c, round, cr_new_reader, NULL);
+		/* c registered the new file before it slept, and that woke
+		 * the old file's sleepers. */
+		rt_wait_state(c, ULT_STATE_SLEEPING);
+		CHECK(rt_info(a).state != ULT_STATE_SLEEPING);
+		CHECK(rt_info(b).state != ULT_STATE_SLEEPING);
+		CHECK_EQ(ult_join(a, NULL), 0);
+		CHECK_EQ(ult_join(b, NULL), 0);
+		if (keep >= 0) {
+			CHECK_EQ(write(cr_old[1], "o", 1), 1);
+			usleep(20000);
+		}
+		CHECK_EQ(write(cr_new[1], "n", 1), 1);
+		CHECK_EQ(ult_join(c, NULL), 0);
+		if (keep >= 0)
+			close(keep);
+		close(cr_old[0]);
+		close(cr_old[1]);
+		close(cr_new[0]);
+		close(cr_new[1]);
+	}
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
 /* ---- a non-blocking descriptor keeps its meaning ---- */
 
 static void *

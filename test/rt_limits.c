@@ -440,3 +440,54 @@ test_unjoined_memory(void)
 	CHECK_EQ(pthread_create(&p, NULL, wait_held, NULL), 0);
 	CHECK_EQ(pthread_join(p, NULL), 0);
 }
+
+/*
+ * Thread blocks (per-uthread TLS) of many uthreads alive at once are
+ * given back at ult_shutdown: they come from mappings of the runtime's
+ * own, which a heap would keep resident once it grew for them.
+ */
+enum {
+	LIVE_N = 10000
+};
+static ult_sem_t live_go;
+static ult_thread_t *live_t[LIVE_N];
+
+static void *
+live_wait(void *arg)
+{
+	CHECK_EQ(ult_sem_wait(&live_go), 0);
+	return (arg);
+}
+
+void
+test_tls_memory_live(void)
+{
+	struct ult_config c = {.ncpu = 2};
+	size_t before, after;
+	long tls = 0;
+
+	if (TEST_SANITIZED)
+		SKIP("the sanitizers keep freed memory and shadow resident");
+	before = statm_field(1);
+	CHECK_EQ(ult_init(&c), 0);
+	CHECK_EQ(ult_sysctl("ult.tls", &tls, NULL), 0);
+	CHECK_EQ(ult_sem_init(&live_go, 0), 0);
+	for (int round = 0; round < 3; round++) {
+		for (int i = 0; i < LIVE_N; i++)
+			CHECK_EQ(ult_spawn(&live_t[i], NULL, live_wait, NULL),
+			    0);
+		for (int i = 0; i < LIVE_N; i++)
+			CHECK_EQ(ult_sem_post(&live_go), 0);
+		for (int i = 0; i < LIVE_N; i++)
+			CHECK_EQ(ult_join(live_t[i], NULL), 0);
+	}
+	CHECK_EQ(ult_shutdown(), 0);
+	after = statm_field(1);
+	if (after > before + before / 10 + ((size_t)8 << 20)) {
+		fprintf(stderr,
+		    "RSS %zu KiB before ult_init, %zu KiB after %d uthreads "
+		    "alive at once and ult_shutdown (ult.tls=%ld)\n",
+		    before >> 10, after >> 10, LIVE_N, tls);
+		CHECK(0);
+	}
+}

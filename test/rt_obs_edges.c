@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -59,6 +60,57 @@ test_blocking_helper_affinity(void)
 	rt_spawn_on(&t, 0, affinity_caller, NULL);
 	CHECK_EQ(ult_join(t, NULL), 0);
 	CHECK(CPU_EQUAL(&helper_set, &proc));
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/*
+ * A pthread a uthread creates gets the process's CPUs too, not its pinned
+ * worker's one, unless its attributes name CPUs; the worker stays pinned.
+ */
+static void *
+pthread_caller(void *arg)
+{
+	cpu_set_t before, after, one;
+	pthread_attr_t a;
+	pthread_t p;
+
+	CHECK_EQ(sched_getaffinity(0, sizeof(before), &before), 0);
+	CHECK_EQ(CPU_COUNT(&before), 1);
+	CHECK_EQ(pthread_create(&p, NULL, affinity_probe, NULL), 0);
+	CHECK_EQ(pthread_join(p, NULL), 0);
+	CHECK(CPU_EQUAL(&helper_set, (cpu_set_t *)arg));
+	CHECK_EQ(sched_getaffinity(0, sizeof(after), &after), 0);
+	CHECK(CPU_EQUAL(&before, &after));
+	/* A mask of its own wins: the worker's other CPU here. */
+	CHECK_EQ(sched_getaffinity(0, sizeof(one), &one), 0);
+	CHECK_EQ(pthread_attr_init(&a), 0);
+	CHECK_EQ(pthread_attr_setaffinity_np(&a, sizeof(one), &one), 0);
+	CHECK_EQ(pthread_create(&p, &a, affinity_probe, NULL), 0);
+	CHECK_EQ(pthread_join(p, NULL), 0);
+	CHECK(CPU_EQUAL(&helper_set, &one));
+	pthread_attr_destroy(&a);
+	return (NULL);
+}
+
+void
+test_pthread_affinity(void)
+{
+	cpu_set_t proc;
+	ult_thread_t *t;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	SKIP("the sanitizers intercept pthread_create themselves");
+#endif
+	CHECK_EQ(sched_getaffinity(0, sizeof(proc), &proc), 0);
+	if (CPU_COUNT(&proc) < 2) {
+		printf(
+		    "one CPU: workers are not pinned apart, nothing to see\n");
+		return;
+	}
+	rt_init(2, 0);
+	memset(&helper_set, 0, sizeof(helper_set));
+	rt_spawn_on(&t, 0, pthread_caller, &proc);
+	CHECK_EQ(ult_join(t, NULL), 0);
 	CHECK_EQ(ult_shutdown(), 0);
 }
 

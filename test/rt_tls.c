@@ -444,8 +444,10 @@ dso_churn(void *arg)
 	return (arg);
 }
 
-void
-test_tls_dlopen(void)
+/* is_static: the library's TLS must have come from the static surplus
+ * (TLS descriptors), which glibc initialises only in its own threads. */
+static void
+tls_dlopen(const char *path, int is_static)
 {
 	ult_thread_t *t[DSO_THREADS];
 	size_t before, after;
@@ -455,13 +457,20 @@ test_tls_dlopen(void)
 	CHECK_EQ(ult_barrier_init(&dso_bar, DSO_THREADS + 1), 0);
 	for (intptr_t i = 0; i < DSO_THREADS; i++)
 		CHECK_EQ(ult_spawn(&t[i], NULL, dso_body, (void *)i), 0);
-	h = dlopen(ULT_TEST_TLS_DSO, RTLD_NOW);
+	h = dlopen(path, RTLD_NOW);
 	if (h == NULL)
 		fprintf(stderr, "dlopen: %s\n", dlerror());
 	CHECK(h != NULL);
 	*(void **)&dso_value = dlsym(h, "tls_dso_value_addr");
 	*(void **)&dso_buf = dlsym(h, "tls_dso_buf_addr");
 	CHECK(dso_value != NULL && dso_buf != NULL);
+	if (is_static) {
+		/* Below this thread's descriptor, within its block. */
+		uintptr_t tp = (uintptr_t)pthread_self(),
+			  v = (uintptr_t)dso_value();
+
+		CHECK(v < tp && tp - v < 65536);
+	}
 	*dso_value() = 99; /* this thread's own instance */
 	ult_barrier_wait(&dso_bar);
 	for (int i = 0; i < DSO_THREADS; i++)
@@ -486,4 +495,16 @@ test_tls_dlopen(void)
 	ult_barrier_destroy(&dso_bar);
 	tls_end();
 	dlclose(h);
+}
+
+void
+test_tls_dlopen(void)
+{
+	tls_dlopen(ULT_TEST_TLS_DSO, 0);
+}
+
+void
+test_tls_dlopen_static(void)
+{
+	tls_dlopen(ULT_TEST_TLS_DESC_DSO, 1);
 }

@@ -8,7 +8,7 @@
 #   symbols.sh libult.a libult.so
 set -eu
 api='ult_[a-z][a-z0-9_]*'
-locks='pthread_(mutex|rwlock|spin)_[a-z]+|mtx_(lock|trylock|timedlock|unlock)|f(try|un)?lockfile'
+locks='pthread_(mutex|rwlock|spin)_[a-z]+|mtx_(lock|trylock|timedlock|unlock)|f(try|un)?lockfile|sigaltstack|dlm?open|pthread_create'
 fail=0
 check() {
 	what=$1 allowed=$2

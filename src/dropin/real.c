@@ -51,6 +51,9 @@ ult__dropin_next(const char *name, void *_Atomic *slot)
 FWD(int, pthread_create,
     (pthread_t * t, const pthread_attr_t *a, void *(*fn)(void *), void *arg),
     (t, a, fn, arg))
+/* Only referenced (kern/thread_shim.c), for what it pulls into a static
+ * link; its types do not matter here. */
+FWD(int, thrd_create, (void *t, void *fn, void *arg), (t, fn, arg))
 FWD(int, pthread_join, (pthread_t t, void **ret), (t, ret))
 FWD(int, pthread_once, (pthread_once_t * o, void (*fn)(void)), (o, fn))
 FWD(int, pthread_getattr_np, (pthread_t t, pthread_attr_t *a), (t, a))

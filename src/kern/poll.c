@@ -419,10 +419,23 @@ await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
 	int added, err;
 
 	MPASS(e != NULL && dirs != 0 && (dirs & ~(IO_RD | IO_WR)) == 0);
-	if ((added = io_register(ref->fd)) < 0)
-		return (-added);
+	/*
+	 * Registered under the fd's lock, which the poller takes to report
+	 * an edge: when the add succeeds while uthreads sleep on the fd, the
+	 * registration they slept under is gone, which only the release of
+	 * their file does (a plain close(), dup2 over it): the number names
+	 * another file now.  They wake with EBADF before any edge of the new
+	 * file can reach them, never to read its data.
+	 */
 	ult__sleepq_lock(&e->chan);
 	fd_queues(e);
+	if ((added = io_register(ref->fd)) < 0) {
+		ult__sleepq_release(&e->chan);
+		return (-added);
+	}
+	if (added)
+		for (int d = 0; d < 2; d++)
+			wake_dir(e, d, EBADF);
 	/* Closed meanwhile (ult_close moves the generation as it starts and
 	 * as it ends): EBADF if it is closed now; a new file under the same
 	 * number is waited on afresh. */

@@ -15,7 +15,12 @@
 ULT__LIBC_LOCKS(DECLARE)
 #undef DECLARE
 
+/* And dlopen's and dlmopen's, for tls_dlopen.c. */
+extern void __dlopen(void);
+extern void __dlmopen(void);
+
 #define REF(pub, internal) internal,
 extern void (*const ult__static_libc[])(void);
-void (*const ult__static_libc[])(void) = {ULT__LIBC_LOCKS(REF)};
+void (*const ult__static_libc[])(
+    void) = {ULT__LIBC_LOCKS(REF) __dlopen, __dlmopen};
 #undef REF

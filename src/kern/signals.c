@@ -21,9 +21,13 @@
 #include "signals.h"
 #include "sigmask.h"
 #include "subsys.h"
+#include "../os/linux/os.h"
 
 #define ALTSTACK_SIZE ULT__ALTSTACK_SIZE
 #define SCRATCH_SIZE (32u * 1024)
+#ifndef SS_AUTODISARM
+#define SS_AUTODISARM (1u << 31) /* Linux's; glibc names it for _GNU_SOURCE */
+#endif
 
 static struct sigaction old_segv, old_bus;
 static int installed;
@@ -151,7 +155,7 @@ ult__altstack_install(struct ult__worker *w)
 	ss.ss_sp = w->altstack;
 	ss.ss_size = ALTSTACK_SIZE;
 	ss.ss_flags = 0;
-	return (sigaltstack(&ss, NULL) == 0 ? 0 : errno);
+	return (ult__os_sigaltstack(&ss, NULL) == 0 ? 0 : errno);
 }
 
 void
@@ -161,8 +165,54 @@ ult__altstack_uninstall(void)
 
 	memset(&ss, 0, sizeof(ss));
 	ss.ss_flags = SS_DISABLE;
-	sigaltstack(&ss, NULL);
+	ult__os_sigaltstack(&ss, NULL);
 }
+
+/*
+ * The alternate signal stack is per kernel thread: a uthread's would
+ * replace its worker's, which the overflow report above runs on (a
+ * library that sets one up and disables it again would leave the worker
+ * with none, and the next overflow on that worker a silent SIGSEGV), and
+ * one a uthread frees at its end would be left to its worker.  So in a
+ * uthread sigaltstack keeps what it was told for that uthread and gives
+ * it back; the kernel keeps the worker's, where the program's SA_ONSTACK
+ * handlers run too.  Weak, as the lock wrappers (preempt_shim.c), so that
+ * a program's calls reach it; the drop-in has its own (sigact.c).  Not in
+ * sanitizer builds: the sanitizers call it as they start, before
+ * instrumented code may run, and keep their own per thread.
+ */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+__attribute__((weak)) int
+sigaltstack(const stack_t *ss, stack_t *old)
+{
+	struct ult_thread *ut = ult__self_ut();
+
+	if (ut == NULL)
+		return (ult__os_sigaltstack(ss, old));
+	if (ss != NULL && !(ss->ss_flags & SS_DISABLE)) {
+		if (ss->ss_flags & ~SS_AUTODISARM) {
+			errno = EINVAL;
+			return (-1);
+		}
+		if (ss->ss_size < (size_t)MINSIGSTKSZ) {
+			errno = ENOMEM;
+			return (-1);
+		}
+	}
+	if (old != NULL) {
+		*old = ut->altstack;
+		if (old->ss_sp == NULL && old->ss_size == 0)
+			old->ss_flags = SS_DISABLE;
+	}
+	if (ss != NULL) {
+		if (ss->ss_flags & SS_DISABLE)
+			memset(&ut->altstack, 0, sizeof(ut->altstack));
+		else
+			ut->altstack = *ss;
+	}
+	return (0);
+}
+#endif
 
 void
 ult__altstack_teardown(struct ult__worker *w)

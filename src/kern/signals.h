@@ -15,6 +15,8 @@ struct ult__worker;
 struct ult__sig_part {
 	uint64_t sigmask; /* (s) its signal mask, the kernel's bits: its
 			     worker's while it runs (ult__sigmask_load) */
+	stack_t altstack; /* (s) what sigaltstack was told (signals.c);
+			     the kernel keeps its worker's */
 };
 
 #define ULT__ALTSTACK_SIZE (64u * 1024)

@@ -364,6 +364,7 @@ thread_setup(struct ult_thread *ut, const struct ult_attr *a,
 	ut->id = thread_id(ult__worker_self());
 	ut->sigmask =
 	    ult__self_ut() != NULL ? ult__self_ut()->sigmask : ult__rt.sigmask0;
+	memset(&ut->altstack, 0, sizeof(ut->altstack));
 	ut->name[0] = '\0';
 	if (a != NULL && a->name != NULL) {
 		strncpy(ut->name, a->name, sizeof(ut->name) - 1);

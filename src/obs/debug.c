@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../kern/sleepq.h"
+#include "../kern/turnstile.h"
 #include "../kern/runtime.h"
 #include "../kern/worker.h"
 #include "../kern/uthread.h"
@@ -81,6 +82,21 @@ dump_thread(struct ult_thread *ut, void *arg)
 	    ut->preempt_pinned, ULT_LD(&ut->nopreempt), ULT_LD(&ut->wchan),
 	    (void *)ut->ts_blocked, (unsigned long long)ULT_LD(&ut->nvcsw),
 	    (unsigned long long)ULT_LD(&ut->nivcsw), swt_name(ut->last_swt));
+	/* A lock's waiter: the lock and its owner, for finding the cycle or
+	 * the holder that never lets go (a racy read: reports only). */
+	{
+		uint64_t owner;
+		const void *obj = ult__ts_blocked_on(ut, &owner);
+
+		if (obj != NULL && owner != 0)
+			putf(fd, "    waits for lock %p owned by uthread %llu",
+			    obj, (unsigned long long)owner);
+		else if (obj != NULL)
+			putf(fd,
+			    "    waits for lock %p owned by no uthread (a "
+			    "foreign thread, or being released)",
+			    obj);
+	}
 }
 
 void

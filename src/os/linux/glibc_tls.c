@@ -42,6 +42,7 @@
 #endif
 
 #include "glibc_tls.h"
+#include "../../util/lock.h"
 
 #if defined(__x86_64__) && defined(HAVE_RSEQ_H)
 #include "../../arch/x86_64/fsbase.h"
@@ -150,6 +151,15 @@ static struct {
 	void (*ctype_init)(void);
 	struct m_key_struct *keys;
 } g;
+
+static const char *slab_geometry(size_t size, size_t align);
+
+struct m_tls_index {
+	unsigned long mod, off;
+};
+/* ld.so's __tls_get_addr, found by the probe (a static link cannot name
+ * it even weakly, and has no blocks). */
+static void *(*tls_get_addr)(struct m_tls_index *);
 
 /* Found by the probe.  Offsets are from the thread pointer. */
 static long off_resp, off_dlerror, off_rseq;
@@ -407,6 +417,7 @@ const char *
 ult__glibc_tls_probe(void)
 {
 	static char vbuf[96];
+	const char *why;
 	const ptrdiff_t *rseq_off;
 	const uint32_t *sz;
 	pthread_t t;
@@ -460,6 +471,9 @@ ult__glibc_tls_probe(void)
 	off_rseq = (long)*rseq_off;
 	off_dlerror = 0;
 	g.get_tls_static_info(&static_size, &align);
+	*(void **)&tls_get_addr = dlsym(RTLD_DEFAULT, "__tls_get_addr");
+	if ((why = slab_geometry(static_size, align)) != NULL)
+		return (why);
 	memset(&ult__glibc_tls, 0, sizeof(ult__glibc_tls));
 	ult__glibc_tls.tid = M_OFF(tid);
 	memset(&pr, 0, sizeof(pr));
@@ -482,14 +496,273 @@ ult__glibc_tls_probe(void)
 
 /* ---- blocks ---- */
 
+/*
+ * The blocks themselves come from slabs of our own mappings, not from
+ * malloc (what _dl_allocate_tls(NULL) would use): thousands of them made
+ * by a burst of spawns would fragment the heap, and the heap keeps what
+ * it grew after they are freed (tens of MB resident after ult_shutdown
+ * on a loaded host).  A slab is unmapped when its last block is freed
+ * (at shutdown).  glibc's allocator, given the memory, still makes the
+ * dtv and copies the images, as for a thread on a user stack.  A slot
+ * starts with its slab's address; the block's static TLS and descriptor
+ * fill its top.
+ */
+#define SLAB_SLOTS 64
+
+struct slab {
+	size_t carved;		  /* (l) slots handed out */
+	size_t live;		  /* (l) of those, not yet freed */
+	struct slab *next, *prev; /* (l) on `slabs' */
+};
+
+static struct mtx slab_lock = MTX_INITIALIZER("tls slabs");
+static struct slab *slab_cur; /* (l) the slab being carved, or NULL */
+static struct slab *slabs;    /* (l) every mapped slab */
+static size_t slot_size, slot_align, slab_hdr;
+
+static size_t
+slab_bytes(void)
+{
+	return (slab_hdr + SLAB_SLOTS * slot_size);
+}
+
+/* The probe's: 0, or why blocks cannot come from slabs. */
+static const char *
+slab_geometry(size_t size, size_t align)
+{
+	if (align < 64)
+		align = 64;
+	if (align > 4096 || (align & (align - 1)) != 0)
+		return ("static TLS aligned beyond a page");
+	/* Static TLS (size, the descriptor included) below a descriptor
+	 * aligned as glibc aligns it (down by less than align), and at least
+	 * align bytes below it for the slab word; every slot aligned so. */
+	slot_align = align;
+	slot_size = (size + 3 * align - 1) & ~(align - 1);
+	slab_hdr = (sizeof(struct slab) + align - 1) & ~(align - 1);
+	return (NULL);
+}
+
+/* The descriptor (the thread pointer) of the block in a slot. */
+static struct m_pthread *
+slot_pd(char *slot)
+{
+	return ((struct m_pthread *)(((uintptr_t)slot + slot_size -
+					 sizeof(struct m_pthread)) &
+	    ~(uintptr_t)(slot_align - 1)));
+}
+
+/* A zeroed slot's descriptor (the thread pointer), or NULL. */
+static struct m_pthread *
+slot_get(void)
+{
+	struct slab *sl;
+	char *slot;
+
+	mtx_lock_spin(&slab_lock);
+	if ((sl = slab_cur) == NULL) {
+		void *m = mmap(NULL, slab_bytes(), PROT_READ | PROT_WRITE,
+		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (m == MAP_FAILED) {
+			mtx_unlock_spin(&slab_lock);
+			return (NULL);
+		}
+		sl = slab_cur = m;
+		sl->carved = sl->live = 0;
+		sl->prev = NULL;
+		if ((sl->next = slabs) != NULL)
+			slabs->prev = sl;
+		slabs = sl;
+	}
+	slot = (char *)sl + slab_hdr + sl->carved * slot_size;
+	sl->carved++;
+	sl->live++;
+	if (sl->carved == SLAB_SLOTS)
+		slab_cur = NULL;
+	mtx_unlock_spin(&slab_lock);
+	*(struct slab **)(void *)slot = sl;
+	return (slot_pd(slot));
+}
+
+/* A block's slot is back: its slab goes when it was the last. */
+static void
+slot_put(struct m_pthread *pd)
+{
+	/* pd is the slot's end less the descriptor, rounded down to the
+	 * alignment the slots have. */
+	uintptr_t slot = ((uintptr_t)pd + sizeof(struct m_pthread) - slot_size +
+			     slot_align - 1) &
+	    ~(uintptr_t)(slot_align - 1);
+	struct slab *sl = *(struct slab **)slot;
+	int unmap;
+
+	mtx_lock_spin(&slab_lock);
+	unmap = --sl->live == 0;
+	if (unmap) {
+		if (sl == slab_cur)
+			slab_cur = NULL;
+		if (sl->next != NULL)
+			sl->next->prev = sl->prev;
+		if (sl->prev != NULL)
+			sl->prev->next = sl->next;
+		else
+			slabs = sl->next;
+	}
+	mtx_unlock_spin(&slab_lock);
+	if (unmap)
+		munmap(sl, slab_bytes());
+}
+
+/* ---- static TLS of modules loaded later ---- */
+
+/*
+ * glibc gives a module dlopen'ed later static TLS when its code needs it
+ * (initial-exec accesses, or TLS descriptors while the surplus lasts) and
+ * copies its image into the blocks of the threads on its own lists only,
+ * not into ours.  ult__glibc_tls_dlopened, after each dlopen, finds such
+ * modules and copies their images into every block of every slab (live
+ * or pooled); a pooled block's reset copies them again.  The images are
+ * copied here, so a module closed meanwhile leaves nothing dangling.
+ */
+struct late_mod {
+	long off; /* from tp */
+	size_t filesz, memsz;
+	const void *src; /* the module's own image, to tell it apart */
+	unsigned char *image;
+};
+
+static struct late_mod *late; /* (slab_lock) */
+static int nlate;	      /* (slab_lock) */
+static atomic_int late_any;   /* there are some: resets look */
+
+struct late_scan {
+	char *tp;
+	struct late_mod *v;
+	int n, cap, failed;
+};
+
+static int
+scan_late(struct dl_phdr_info *info, size_t sz, void *arg)
+{
+	struct late_scan *sc = arg;
+	long lo = -(long)(static_size - sizeof(struct m_pthread));
+
+	(void)sz;
+	for (int i = 0; i < info->dlpi_phnum && !sc->failed; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		struct m_tls_index ti = {info->dlpi_tls_modid, 0};
+		char *d = info->dlpi_tls_data;
+		long off;
+		int known = 0;
+
+		if (ph->p_type != PT_TLS || info->dlpi_tls_modid == 0)
+			continue;
+		/* Not set up in this thread yet: glibc's answer for it, a
+		 * place in static TLS (without allocating) or, for dynamic
+		 * TLS, an allocation the thread frees at its end. */
+		if (d == NULL && tls_get_addr != NULL)
+			d = tls_get_addr(&ti);
+		if (d == NULL)
+			continue;
+		off = d - sc->tp;
+		if (off >= 0 || off < lo)
+			continue; /* dynamic TLS: the dtv's business */
+		for (int k = 0; k < nmods; k++)
+			known |= mods[k].off == off;
+		if (known)
+			continue;
+		if (sc->n == sc->cap) {
+			int cap = sc->cap != 0 ? 2 * sc->cap : 8;
+			struct late_mod *v = realloc(sc->v, cap * sizeof(*v));
+
+			if (v == NULL) {
+				sc->failed = 1;
+				break;
+			}
+			sc->v = v;
+			sc->cap = cap;
+		}
+		sc->v[sc->n].off = off;
+		sc->v[sc->n].filesz = ph->p_filesz;
+		sc->v[sc->n].memsz = ph->p_memsz;
+		sc->v[sc->n].src = (const char *)info->dlpi_addr + ph->p_vaddr;
+		if ((sc->v[sc->n].image = malloc(ph->p_filesz + 1)) == NULL) {
+			sc->failed = 1;
+			break;
+		}
+		memcpy(sc->v[sc->n].image, sc->v[sc->n].src, ph->p_filesz);
+		sc->n++;
+	}
+	return (0);
+}
+
+static void
+late_init(char *tp, const struct late_mod *m)
+{
+	memcpy(tp + m->off, m->image, m->filesz);
+	memset(tp + m->off + m->filesz, 0, m->memsz - m->filesz);
+}
+
+static void
+late_free(struct late_mod *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		free(v[i].image);
+	free(v);
+}
+
+void
+ult__glibc_tls_dlopened(void)
+{
+	struct late_scan sc = {.tp = ult__tp()};
+	struct late_mod *old;
+	int nold;
+
+	if (static_size == 0)
+		return; /* never probed: no blocks */
+	dl_iterate_phdr(scan_late, &sc);
+	if (sc.failed) {
+		late_free(sc.v, sc.n);
+		return;
+	}
+	mtx_lock_spin(&slab_lock);
+	for (int i = 0; i < sc.n; i++) {
+		int seen = 0;
+
+		for (int k = 0; k < nlate && !seen; k++)
+			seen = late[k].off == sc.v[i].off &&
+			    late[k].src == sc.v[i].src &&
+			    late[k].memsz == sc.v[i].memsz;
+		if (seen)
+			continue;
+		for (struct slab *sl = slabs; sl != NULL; sl = sl->next)
+			for (size_t j = 0; j < sl->carved; j++)
+				late_init((char *)slot_pd((char *)sl +
+					      slab_hdr + j * slot_size),
+				    &sc.v[i]);
+	}
+	old = late;
+	nold = nlate;
+	late = sc.v;
+	nlate = sc.n;
+	ULT_ST(&late_any, nlate != 0);
+	mtx_unlock_spin(&slab_lock);
+	late_free(old, nold);
+}
+
 void *
 ult__glibc_tls_alloc(void)
 {
-	struct m_pthread *pd = g.allocate_tls(NULL);
+	struct m_pthread *pd = slot_get();
 	void *dtv;
 
 	if (pd == NULL)
 		return (NULL);
+	if (g.allocate_tls(pd) == NULL) {
+		slot_put(pd);
+		return (NULL);
+	}
 	/* The descriptor is zero but for the dtv; static TLS is the images. */
 	dtv = pd->header.dtv;
 	pd->header = tmpl.header;
@@ -593,6 +866,12 @@ ult__glibc_tls_reset(void *tp)
 				dtv[i].p.to_free = NULL;
 				dtv[i].p.val = DTV_UNALLOCATED;
 			}
+	if (ULT_LD(&late_any)) {
+		mtx_lock_spin(&slab_lock);
+		for (int i = 0; i < nlate; i++)
+			late_init(tp, &late[i]);
+		mtx_unlock_spin(&slab_lock);
+	}
 	if (span_image != NULL) {
 		memcpy((char *)tp + span_lo, span_image, span_len);
 	} else {
@@ -643,7 +922,9 @@ ult__glibc_tls_reset(void *tp)
 void
 ult__glibc_tls_free(void *tp)
 {
-	g.deallocate_tls(tp, true);
+	/* The dtv and dynamic TLS; the block is ours. */
+	g.deallocate_tls(tp, false);
+	slot_put(tp);
 }
 
 void
@@ -775,6 +1056,10 @@ ult__glibc_tls_free(void *tp)
 {
 	(void)tp;
 }
+
+void
+ult__glibc_tls_dlopened(void)
+{}
 
 void
 ult__glibc_rseq_forget(void *tp)

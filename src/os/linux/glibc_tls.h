@@ -45,6 +45,9 @@ void ult__glibc_tls_exit(void);
  * TLS and libc's per-thread buffers freed, static TLS images copied. */
 void ult__glibc_tls_reset(void *tp);
 void ult__glibc_tls_free(void *tp);
+/* After a dlopen: a module given static TLS since gets its image in every
+ * block, now and at each reset. */
+void ult__glibc_tls_dlopened(void);
 /* Unregister the calling kernel thread's rseq area, the one in the
  * descriptor tp (a fork child's, which glibc no longer counts as live). */
 void ult__glibc_rseq_forget(void *tp);

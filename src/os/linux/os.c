@@ -87,6 +87,12 @@ ult__futex_wait(atomic_uint *addr, unsigned val, uint64_t deadline_ns)
 	return (err);
 }
 
+int
+ult__os_sigaltstack(const stack_t *ss, stack_t *old)
+{
+	return ((int)syscall(SYS_sigaltstack, ss, old));
+}
+
 void *
 ult__os_map(size_t len, int extra)
 {
@@ -148,6 +154,21 @@ ult__os_attr_cpus(pthread_attr_t *attr)
 	if (proc_cpus_known)
 		(void)pthread_attr_setaffinity_np(attr, sizeof(proc_cpus),
 		    &proc_cpus);
+}
+
+int
+ult__os_affinity_widen(cpu_set_t *old)
+{
+	if (!proc_cpus_known || sched_getaffinity(0, sizeof(*old), old) != 0 ||
+	    CPU_EQUAL(old, &proc_cpus))
+		return (0);
+	return (sched_setaffinity(0, sizeof(proc_cpus), &proc_cpus) == 0);
+}
+
+void
+ult__os_affinity_restore(const cpu_set_t *old)
+{
+	(void)sched_setaffinity(0, sizeof(*old), old);
 }
 
 int

@@ -7,6 +7,8 @@
 #define ULT_OS_LINUX_OS_H
 
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -46,6 +48,8 @@ void ult__futex_wake(atomic_uint *addr, int n);
  * mmap flags (MAP_NORESERVE, MAP_STACK); NULL if it cannot be made (or
  * fault injection says so). */
 void *ult__os_map(size_t len, int extra);
+/* sigaltstack(2) itself, past any interposer: -1 with errno. */
+int ult__os_sigaltstack(const stack_t *ss, stack_t *old);
 /* pthread_create with default attributes; 0 or an errno (EAGAIN under
  * fault injection). */
 int ult__os_thread(pthread_t *t, void *(*fn)(void *), void *arg);
@@ -71,6 +75,11 @@ void ult__os_block_async_signals(void);
 int ult__os_cpus(int *cpus, int max);
 /* Give attr the mask the last ult__os_cpus saw (none seen: leave it). */
 void ult__os_attr_cpus(pthread_attr_t *attr);
+/* The calling thread's affinity becomes that mask, for the threads it
+ * creates meanwhile to inherit: 1 if it changed (the old one in *old,
+ * for ult__os_affinity_restore), 0 if it was that already. */
+int ult__os_affinity_widen(cpu_set_t *old);
+void ult__os_affinity_restore(const cpu_set_t *old);
 /* Pin the calling kernel thread to one OS CPU; 0 or an errno. */
 int ult__os_pin(int oscpu);
 void ult__os_set_name(const char *name);
