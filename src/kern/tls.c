@@ -316,6 +316,7 @@ tls_fork_child(void)
 {
 	mtx_init(&pool_lock, "tls pool");
 	pool = NULL;
+	ult__glibc_tls_fork_child();
 	ult__rt.tls = 0;
 }
 

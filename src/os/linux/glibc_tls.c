@@ -513,11 +513,13 @@ struct slab {
 	size_t carved;		  /* (l) slots handed out */
 	size_t live;		  /* (l) of those, not yet freed */
 	struct slab *next, *prev; /* (l) on `slabs' */
+	unsigned gen;		  /* slab_gen when mapped */
 };
 
 static struct mtx slab_lock = MTX_INITIALIZER("tls slabs");
 static struct slab *slab_cur; /* (l) the slab being carved, or NULL */
 static struct slab *slabs;    /* (l) every mapped slab */
+static unsigned slab_gen;     /* (l) fork children counted */
 static size_t slot_size, slot_align, slab_hdr;
 
 static size_t
@@ -570,6 +572,7 @@ slot_get(void)
 		}
 		sl = slab_cur = m;
 		sl->carved = sl->live = 0;
+		sl->gen = slab_gen;
 		sl->prev = NULL;
 		if ((sl->next = slabs) != NULL)
 			slabs->prev = sl;
@@ -598,6 +601,11 @@ slot_put(struct m_pthread *pd)
 	int unmap;
 
 	mtx_lock_spin(&slab_lock);
+	if (sl->gen != slab_gen) {
+		/* A parent's slab, forgotten by the fork child. */
+		mtx_unlock_spin(&slab_lock);
+		return;
+	}
 	unmap = --sl->live == 0;
 	if (unmap) {
 		if (sl == slab_cur)
@@ -612,6 +620,20 @@ slot_put(struct m_pthread *pd)
 	mtx_unlock_spin(&slab_lock);
 	if (unmap)
 		munmap(sl, slab_bytes());
+}
+
+/*
+ * In a fork child: another thread of the parent may have held the lock
+ * mid-update, so the parent's slabs are forgotten (leaked, blocks still
+ * in use among them: the forking thread's own) and new ones start.
+ */
+void
+ult__glibc_tls_fork_child(void)
+{
+	mtx_init(&slab_lock, "tls slabs");
+	slab_cur = NULL;
+	slabs = NULL;
+	slab_gen++;
 }
 
 /* ---- static TLS of modules loaded later ---- */

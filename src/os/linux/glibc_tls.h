@@ -51,6 +51,8 @@ void ult__glibc_tls_dlopened(void);
 /* Unregister the calling kernel thread's rseq area, the one in the
  * descriptor tp (a fork child's, which glibc no longer counts as live). */
 void ult__glibc_rseq_forget(void *tp);
+/* In a fork child: forget the parent's slabs, whose lock may be held. */
+void ult__glibc_tls_fork_child(void);
 /* malloc's per-thread words of the thread whose descriptor is tp. */
 void ult__glibc_tls_malloc_words(void *tp, void **tcache, void **arena);
 
