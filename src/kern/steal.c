@@ -31,7 +31,7 @@
 
 /* Clock thread only. */
 static struct {
-	int fd; /* its schedstat + 1, or 0 */
+	int fd;		    /* its schedstat + 1, or 0 */
 	uint64_t delay, at; /* run_delay and the clock at the last sample */
 } sw[ULT_MAXCPU];
 static int next_cpu;

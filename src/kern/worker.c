@@ -236,7 +236,8 @@ idle_loop(struct ult__worker *w)
 		}
 		if (now < until) {
 			if (spin_wait(w,
-				now + POLL_NS < until ? now + POLL_NS : until)) {
+				now + POLL_NS < until ? now + POLL_NS
+						      : until)) {
 				until = now; /* stop: see the top */
 				nospin_until = now + NOSPIN_NS;
 			}

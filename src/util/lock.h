@@ -41,8 +41,8 @@ struct mtx {
 };
 
 #ifdef ULT_INVARIANTS
-#define MTX_INITIALIZER(name)    \
-	{                        \
+#define MTX_INITIALIZER(name)       \
+	{                           \
 		0, 0, 0, name, NULL \
 	}
 #else

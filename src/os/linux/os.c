@@ -394,8 +394,8 @@ static int
 mtx_try(struct mtx *m)
 {
 	return (ULT_LD(&m->mtx_locked) == 0 &&
-	    atomic_exchange_explicit(&m->mtx_locked, 1,
-		memory_order_acquire) == 0);
+	    atomic_exchange_explicit(&m->mtx_locked, 1, memory_order_acquire) ==
+		0);
 }
 
 void
@@ -459,8 +459,7 @@ ult__spin_backoff(unsigned *iter)
 		return;
 	}
 	n -= SPIN_ITERS;
-	ult__futex_wait(&never, 0,
-	    ult__now() + (16000ull << (n < 6 ? n : 6)));
+	ult__futex_wait(&never, 0, ult__now() + (16000ull << (n < 6 ? n : 6)));
 }
 
 /* The raw call: glibc's sigprocmask would refuse none of these bits, but
