@@ -126,6 +126,13 @@ ult__mtx_lock_slow(struct mtx *m)
 	abort();
 }
 
+/* Nobody ever sleeps on a lock here. */
+void
+ult__mtx_wake(struct mtx *m)
+{
+	(void)m;
+}
+
 #ifdef ULT_INVARIANTS
 /* The simulator never fails an allocation on purpose. */
 int

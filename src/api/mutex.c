@@ -34,22 +34,64 @@
 #define MTX_DEFERRED ((uintptr_t)4)
 #define MTX_OWNER(v) ((v) & ~(MTX_CONTESTED | MTX_DEFERRED))
 
-/* Spins while the owner runs; about 10-50 microseconds at most. */
+/*
+ * Adaptive spinning, as FreeBSD's adaptive mutexes and Solaris's: a
+ * waiter spins only while the owner runs, which here means the owner is
+ * the current uthread of a worker (oncpu names it) whose kernel thread
+ * is on a CPU.  The kernel does not say that cheaply; what the runtime
+ * knows is whether the worker is blocked in the kernel (handoff.c) and
+ * whether the host has lately kept it waiting for a CPU (steal.c): either
+ * one, or the same about the spinner's own worker, and the waiter sleeps
+ * at once.  A spin is bounded besides: SYNC_SPINS pauses (10-50 us), and
+ * it stops when the spinner finds its own clock jumped by SYNC_GAP_NS,
+ * i.e. it was descheduled itself.
+ */
 #define SYNC_SPINS 256
+#define SYNC_GAP_NS 20000u
+
+static int
+worker_runs(int cpu)
+{
+	const struct ult__worker *w = &ult__rt.workers[cpu];
+
+	return (!ULT_LD(&w->stolen) && !ULT_LD(&w->blocked));
+}
+
+/* o NULL (a foreign owner): nothing is known, and the bound decides. */
+static int
+owner_runs(struct ult_thread *o)
+{
+	int on;
+
+	if (o == NULL)
+		return (1);
+	on = ULT_LD(&o->oncpu);
+	return (on != 0 && worker_runs(on - 1));
+}
 
 int
 ult__sync_spin(const uintptr_t *word, uintptr_t seen, uintptr_t owner)
 {
 	struct ult_thread *o = ult__sync_id_thread(owner);
+	struct ult__worker *self = ult__worker_self();
+	uint64_t last;
 
-	if (o != NULL && !ULT_LD(&o->oncpu))
+	if (!owner_runs(o) || (self != NULL && !worker_runs(self->id)))
 		return (0);
-	for (int i = 0; i < SYNC_SPINS; i++) {
+	last = ult__now();
+	for (int i = 1; i <= SYNC_SPINS; i++) {
 		ult__cpu_relax();
 		if (ULT_PLD(word) != seen)
 			return (1);
-		if (o != NULL && !ULT_LD(&o->oncpu))
+		if (!owner_runs(o))
 			return (0);
+		if (i % 16 == 0) {
+			uint64_t now = ult__now();
+
+			if (now - last > SYNC_GAP_NS)
+				return (0);
+			last = now;
+		}
 	}
 	return (0);
 }

@@ -37,7 +37,7 @@
  *   ult__preempt_kick_thread ult__preempt_frame_fix ult__preempt_hook_due
  *   ult__preempt_hook_run
  * The spin locks and their assertions (util/lock.h, util/kassert.h):
- *   ult__mtx_lock_slow ult__mtx_self ult__assert_fail
+ *   ult__mtx_lock_slow ult__mtx_wake ult__mtx_self ult__assert_fail
  */
 #ifndef ULT_DROPIN_RUNTIME_H
 #define ULT_DROPIN_RUNTIME_H

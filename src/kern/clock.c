@@ -24,6 +24,7 @@
 #include "worker.h"
 #include "clock.h"
 #include "handoff.h"
+#include "steal.h"
 #include "preempt.h"
 #include "io.h"
 #include "subsys.h"
@@ -69,6 +70,7 @@ stat_ticks(int cnt)
 	}
 	ult__tls_actcpu = -1;
 	ult__handoff_spare();
+	ult__steal_tick();
 }
 
 static void *
@@ -167,8 +169,11 @@ ult__clock_start(void)
 	atomic_init(&clk.in_epoll, 0);
 	atomic_init(&clk.stop, 0);
 	ult__handoff_init();
-	if ((err = ult__os_thread(&clk.thread, clock_main, NULL)) != 0)
+	ult__steal_init();
+	if ((err = ult__os_thread(&clk.thread, clock_main, NULL)) != 0) {
+		ult__steal_fini();
 		ult__handoff_fini();
+	}
 	return (err);
 }
 
@@ -178,6 +183,7 @@ ult__clock_stop(void)
 	ULT_ST(&clk.stop, 1);
 	wake();
 	pthread_join(clk.thread, NULL);
+	ult__steal_fini();
 	ult__handoff_fini();
 }
 

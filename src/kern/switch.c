@@ -141,7 +141,7 @@ switch_to(struct ult__worker *w, struct ult_thread *from, struct ult_thread *to,
 	w->sw_dying = dying;
 	w->curthread = to;
 	ULT_ST(&from->oncpu, 0);
-	ULT_ST(&to->oncpu, 1);
+	ULT_ST(&to->oncpu, w->id + 1); /* which worker: lock waiters ask */
 	ULT_ST(&w->nswitch, ULT_LD(&w->nswitch) + 1);
 	if (ULT_UNLIKELY(ULT_LD(&w->blocked)))
 		ult__handoff_set(w, 0); /* back from the kernel */

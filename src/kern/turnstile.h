@@ -122,7 +122,8 @@ struct ult__lock_part {
 	struct mtx contested_lock;	   /* the lock x, a leaf */
 	struct ult__list contested;	   /* (x) turnstiles of locks it owns */
 	atomic_int ncontested; /* (x) their number; read without x too */
-	atomic_int oncpu;      /* (s, a) running now: lock waiters spin on it */
+	atomic_int oncpu;      /* (s, a) running now: its worker's id + 1, or
+				  0; lock waiters spin while it runs */
 };
 
 #endif

@@ -46,10 +46,20 @@ enum {
  * says the CPU switches fast; the others, and a spinner whose budget is
  * spent, park.  While it spins the worker polls the policy every POLL_NS,
  * which may then take a thread another worker has left waiting that long.
+ *
+ * A spin pays only while the host lets the worker run: a CPU the host
+ * gives to other threads is better given back than spun on.  A worker
+ * does not spin while the clock finds that its kernel thread waits for a
+ * CPU (steal.c), nor for NOSPIN_NS after a spin found its own clock jump
+ * by SPIN_GAP_NS between two reads a few hundred nanoseconds apart: the
+ * host descheduled it in the middle (its run time fell behind the wall
+ * time), and that spin ends at once.
  */
 #define SPIN_NS 10000u
 #define SPIN_BUSY_NS 50000u
 #define POLL_NS 4000u
+#define SPIN_GAP_NS 20000u
+#define NOSPIN_NS 10000000u
 
 /*
  * While uthreads wait on descriptors, one parked worker sleeps in the
@@ -116,21 +126,30 @@ spin_release(struct ult__worker *w)
 	    memory_order_seq_cst);
 }
 
-/* Spin until `until', work for this CPU or a notification. */
-static void
+/* Spin until `until', work for this CPU or a notification.  Returns 1
+ * if the host descheduled the worker meanwhile. */
+static int
 spin_wait(struct ult__worker *w, uint64_t until)
 {
 	const struct sched_ops *s = ult__rt.sched;
+	uint64_t last = ult__now();
 
 	for (unsigned i = 1;; i++) {
 		if (s->load(w->id) || ULT_LD(&ult__rt.stopping))
-			return;
+			return (0);
 		if (ULT_LD(&w->park) == PARK_NOTIFIED) {
 			ULT_ST(&w->park, PARK_EMPTY);
-			return;
+			return (0);
 		}
-		if ((i & 31) == 0 && ult__now() >= until)
-			return;
+		if ((i & 31) == 0) {
+			uint64_t now = ult__now();
+
+			if (now - last > SPIN_GAP_NS)
+				return (1);
+			if (now >= until)
+				return (0);
+			last = now;
+		}
 		ult__cpu_relax();
 	}
 }
@@ -172,7 +191,7 @@ idle_loop(struct ult__worker *w)
 {
 	const struct sched_ops *s = ult__rt.sched;
 	struct sched_idle *st = &w->idle_state;
-	uint64_t until = 0, now;
+	uint64_t until = 0, now, nospin_until = 0;
 	int spinning = 0;
 
 	st->oldswitchcnt = -1;
@@ -208,15 +227,20 @@ idle_loop(struct ult__worker *w)
 		if (ULT_UNLIKELY(offline) && until > now)
 			until = now;
 		if (until == 0) {
-			spinning = !offline && spin_claim(w);
+			spinning = !offline && !ULT_LD(&w->stolen) &&
+			    now >= nospin_until && spin_claim(w);
 			until = now +
 			    (!spinning			   ? 0
 				    : r == SCHED_IDLE_SPIN ? SPIN_BUSY_NS
 							   : SPIN_NS);
 		}
 		if (now < until) {
-			spin_wait(w,
-			    now + POLL_NS < until ? now + POLL_NS : until);
+			if (spin_wait(w,
+				now + POLL_NS < until ? now + POLL_NS
+						      : until)) {
+				until = now; /* stop: see the top */
+				nospin_until = now + NOSPIN_NS;
+			}
 			continue;
 		}
 		if (spinning)

@@ -78,6 +78,8 @@ struct ult__worker {
 	atomic_int state ULT_ALIGNED_CL; /* MACH_CPU_*: written by k */
 	atomic_int blocked; /* blocked in the kernel: set by the clock
 			       thread (handoff.c), cleared by it or k */
+	atomic_int stolen;  /* its kernel thread waits for a CPU the host
+			       gives others: written by the clock (steal.c) */
 	atomic_int offline; /* the spare, out of service: written by the
 			       clock thread (handoff.c) */
 	/* (k, a) uthreads spawned here and exited here, only ever growing:

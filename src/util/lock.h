@@ -4,10 +4,17 @@
  * chain and timer heap.  Test-and-test-and-set with an acquire exchange
  * and a release store, so an uncontended lock/unlock pair costs one atomic
  * read-modify-write.  The slow path belongs to the host (machine.h): the
- * runtime spins and then yields the kernel CPU, because with more workers
- * than CPUs a lock holder may be descheduled by the kernel; the simulator
- * never contends.  Acquisitions that had to wait are counted: that count
- * is the scheduler-lock contention the FreeBSD developers measured.
+ * runtime spins a few microseconds, then sleeps on a futex on the lock
+ * word, because with more workers than CPUs a lock holder may be
+ * descheduled by the kernel and only a sleep gives it the CPU back; the
+ * simulator never contends.  A sleeper counts itself in mtx_waiters and
+ * the release wakes one sleeper when that count is not zero.  The
+ * release stays a plain store followed by a plain load of the count: the
+ * store-load order that would otherwise need a fence on every release is
+ * forced by the sleeper instead, with a process-wide barrier
+ * (membarrier) before it sleeps (the host's comment says more).
+ * Acquisitions that had to wait are counted: that count is the
+ * scheduler-lock contention the FreeBSD developers measured.
  */
 #ifndef ULT_UTIL_LOCK_H
 #define ULT_UTIL_LOCK_H
@@ -25,6 +32,7 @@
  */
 struct mtx {
 	atomic_int mtx_locked;
+	atomic_uint mtx_waiters; /* asleep in the slow path (fills a hole) */
 	atomic_uint_fast64_t mtx_contended; /* acquisitions that waited */
 	const char *mtx_name;
 #ifdef ULT_INVARIANTS
@@ -33,19 +41,21 @@ struct mtx {
 };
 
 #ifdef ULT_INVARIANTS
-#define MTX_INITIALIZER(name)    \
-	{                        \
-		0, 0, name, NULL \
+#define MTX_INITIALIZER(name)       \
+	{                           \
+		0, 0, 0, name, NULL \
 	}
 #else
 #define MTX_INITIALIZER(name) \
 	{                     \
-		0, 0, name    \
+		0, 0, 0, name \
 	}
 #endif
 
-/* Provided by the host: wait for m to be released, then take it. */
+/* Provided by the host: wait for m to be released, then take it; wake a
+ * sleeper in that wait after a release. */
 void ult__mtx_lock_slow(struct mtx *m);
+void ult__mtx_wake(struct mtx *m);
 
 /* The simulator's copy of the policy tells its host of every acquisition,
  * so that a lock can cost virtual time and serialise its holders; the
@@ -56,7 +66,10 @@ void ult__sim_lock_note(struct mtx *m);
 #else
 #define MTX_NOTE(m) ((void)0)
 #endif
-/* Provided by the host: one step of a bounded-then-yielding spin. */
+/* Provided by the host: one step of a wait for another kernel thread to
+ * change a word nobody wakes the waiter for (the thread lock's
+ * blocked_lock, a timer's firing mark): spins for a few microseconds,
+ * then sleeps for growing moments of at most a millisecond. */
 void ult__spin_backoff(unsigned *iter);
 
 /* Provided by the host: a token unique to the calling kernel thread. */
@@ -95,6 +108,7 @@ static inline void
 mtx_init(struct mtx *m, const char *name)
 {
 	atomic_init(&m->mtx_locked, 0);
+	atomic_init(&m->mtx_waiters, 0);
 	atomic_init(&m->mtx_contended, 0);
 	m->mtx_name = name;
 #ifdef ULT_INVARIANTS
@@ -133,6 +147,11 @@ mtx_unlock_spin(struct mtx *m)
 	ULT_ST(&m->mtx_owner, NULL);
 #endif
 	atomic_store_explicit(&m->mtx_locked, 0, memory_order_release);
+	/* The sleeper's membarrier orders this load after the store (no
+	 * fence here); only the compiler must keep them in order. */
+	atomic_signal_fence(memory_order_seq_cst);
+	if (ULT_UNLIKELY(ULT_LD(&m->mtx_waiters) != 0))
+		ult__mtx_wake(m);
 }
 
 #define MTX_ASSERT_OWNED(m) ULT_KASSERT(mtx_owned(m), (m)->mtx_name)

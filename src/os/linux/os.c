@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Linux implementations of os.h, plus the host side of struct mtx: the
- * slow path spins briefly, then gives the kernel CPU away, because with
+ * slow path spins briefly, then sleeps on the lock word, because with
  * more workers than CPUs the lock holder may be waiting for this CPU.
  */
 #include <errno.h>
 #include <linux/capability.h>
 #include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -341,27 +342,145 @@ ult__os_static_binary(void)
 	return (is_static);
 }
 
-void
-ult__spin_backoff(unsigned *iter)
+/*
+ * Spinning on a host that may deschedule the thread being waited for.
+ * A spin pays only while the thread that will release the word runs;
+ * the critical sections behind these words last well under a
+ * microsecond, so a wait that outlasts SPIN_WAIT_NS means the holder is
+ * not running, most likely descheduled by the kernel, and the waiter
+ * then sleeps so that its CPU can go to the holder.  sched_yield would
+ * not do: the kernel may pick the yielder again at once (CFS gives it
+ * nothing but a skip hint), and it burns the CPU in system calls.  A
+ * spinner that sees its own clock jump (SPIN_GAP_NS between two reads
+ * a few pauses apart) was itself descheduled: the host is
+ * oversubscribed, and it stops spinning at once.
+ */
+#define SPIN_WAIT_NS 4000u
+#define SPIN_GAP_NS 20000u
+#define SPIN_CHECK 8 /* pauses between two clock reads */
+
+/* 1 while the spin that started at *start may go on; *last: the
+ * previous clock read. */
+static int
+spin_pays(uint64_t start, uint64_t *last)
 {
-	if (++*iter < 128) {
-		ult__cpu_relax();
-		return;
+	uint64_t now = ult__now();
+	int go = now - start < SPIN_WAIT_NS && now - *last < SPIN_GAP_NS;
+
+	*last = now;
+	return (go);
+}
+
+/*
+ * The barrier a lock sleeper runs between counting itself and looking at
+ * the word again: afterwards every thread of the process that was
+ * running has executed a full fence, so a release store not yet visible
+ * here is followed, in its thread, by a load that sees the count.
+ * Registered on first use, and again after a fork (the child's address
+ * space starts unregistered).  Returns 0 where the kernel has no such
+ * barrier (or forbids it): the sleeper then sleeps in bounded slices.
+ */
+static atomic_int membarrier_state; /* 0 unknown, 1 works, -1 unusable */
+
+static int
+membarrier_all(void)
+{
+	int st = ULT_LD(&membarrier_state);
+
+	if (st < 0)
+		return (0);
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) ==
+	    0) {
+		if (st == 0)
+			ULT_ST(&membarrier_state, 1);
+		return (1);
 	}
-	sched_yield();
+	if (errno == EPERM &&
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED,
+		0, 0) == 0 &&
+	    syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0) ==
+		0) {
+		ULT_ST(&membarrier_state, 1);
+		return (1);
+	}
+	ULT_ST(&membarrier_state, -1);
+	return (0);
+}
+
+/* Without the barrier a sleeper may miss its wakeup: it looks again
+ * after this long. */
+#define LOCK_SLEEP_POLL_NS 200000u
+
+static int
+mtx_try(struct mtx *m)
+{
+	return (ULT_LD(&m->mtx_locked) == 0 &&
+	    atomic_exchange_explicit(&m->mtx_locked, 1, memory_order_acquire) ==
+		0);
 }
 
 void
 ult__mtx_lock_slow(struct mtx *m)
 {
-	unsigned spins = 0;
+	uint64_t start = ult__now(), last = start;
+	int saved = errno;
 
 	ULT_ADD(&m->mtx_contended, 1);
-	do {
-		while (ULT_LD(&m->mtx_locked) != 0)
-			ult__spin_backoff(&spins);
-	} while (atomic_exchange_explicit(&m->mtx_locked, 1,
-		     memory_order_acquire) != 0);
+	for (unsigned i = 1;; i++) {
+		if (mtx_try(m))
+			return;
+		ult__cpu_relax();
+		if (i % SPIN_CHECK == 0 && !spin_pays(start, &last))
+			break;
+	}
+	for (;;) {
+		int fenced;
+
+		/* seq_cst: the count is stored before the barrier. */
+		ULT_ADD_SC(&m->mtx_waiters, 1);
+		fenced = membarrier_all();
+		if (atomic_exchange_explicit(&m->mtx_locked, 1,
+			memory_order_acquire) == 0) {
+			ULT_SUB(&m->mtx_waiters, 1);
+			break;
+		}
+		/* mtx_locked is an int the release stores to; the futex
+		 * compares the same 32 bits. */
+		ult__futex_wait((atomic_uint *)(void *)&m->mtx_locked, 1,
+		    fenced ? 0 : ult__now() + LOCK_SLEEP_POLL_NS);
+		ULT_SUB(&m->mtx_waiters, 1);
+		if (mtx_try(m))
+			break;
+	}
+	errno = saved;
+}
+
+void
+ult__mtx_wake(struct mtx *m)
+{
+	ult__futex_wake((atomic_uint *)(void *)&m->mtx_locked, 1);
+}
+
+/*
+ * Waits on words nobody wakes the waiter for: spin while it pays (as
+ * above), then sleep for 16 us, doubling up to 1 ms.  The iteration
+ * count carries the state: below SPIN_ITERS spinning, past it the
+ * number of sleeps so far.
+ */
+#define SPIN_ITERS 256u
+
+void
+ult__spin_backoff(unsigned *iter)
+{
+	static atomic_uint never; /* nobody wakes it: a timed sleep */
+	unsigned n = ++*iter;
+
+	if (n < SPIN_ITERS) {
+		ult__cpu_relax();
+		return;
+	}
+	n -= SPIN_ITERS;
+	ult__futex_wait(&never, 0, ult__now() + (16000ull << (n < 6 ? n : 6)));
 }
 
 /* The raw call: glibc's sigprocmask would refuse none of these bits, but

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: BSD-2-Clause */
+#ifndef ULT_KERN_STEAL_H
+#define ULT_KERN_STEAL_H
+
+/* steal.c: how much of its time each worker's kernel thread waits for a
+ * CPU the host gives to others, sampled by the clock thread. */
+void ult__steal_init(void);
+void ult__steal_fini(void);
+void ult__steal_tick(void);
+
+#endif
