@@ -22,8 +22,7 @@ BEGIN {
 	    "dropin|memcached_shared_hogs=N|p99_us " \
 	    "busy|pipeline_thread:quiet|s busy|pipeline_thread:spin|s " \
 	    "busy|pipeline_thread:over|s busy|httpd:spin|req/s " \
-	    "busy|httpd:over|req/s busy|memcached:over|p99_us " \
-	    "busy|mutex_handoff:over|ns/op",
+	    "busy|httpd:over|req/s busy|mutex_handoff:over|ns/op",
 	    want, " ")
 }
 $1 == "R" {
