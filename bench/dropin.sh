@@ -12,10 +12,17 @@
 #   pigz          pigz -p 8 -c of a generated text file, real_s
 #   xz            xz -T4 -3 --block-size=1MiB -c of the same, real_s
 #   zstd          zstd -T4 -12 -B1048576 -c of the same, real_s
-#   memcached_hogs=H  memcached -t 4 under mcclient's latency mode (set+get
+#   memcached_<layout>_hogs=H
+#                 memcached -t 4 under mcclient's latency mode (set+get
 #                 pairs on several connections, each request timed),
-#                 req/s, p50_us, p99_us, max_us; H spinning processes
-#                 beside it (one per CPU, micro --load-only) or none
+#                 req/s, p50_us, p99_us, max_us, with their spread over
+#                 the rounds (<metric>:min, <metric>:max, runs).
+#                 Layout iso: memcached (and ult-run's workers) on the
+#                 first half of the CPUs, mcclient on the rest (taskset;
+#                 on 2 CPUs CPU 0 and CPU 1), H = 0 or 2 spinning
+#                 processes at nice +10 on the server's CPUs; skipped on
+#                 one CPU.  Layout shared: no pinning, H = 0 or one
+#                 spinning process per CPU at nice 0.
 # The runtimes take turns within every round (rounds: 3, quick 1) and
 # each figure is the median of its rounds, so the ratios compare runs
 # made side by side.  Compressed outputs are checked against the native
@@ -25,12 +32,13 @@ set -u
 build=${1:-build/release}
 quick="" && [ "${2:-}" = --quick ] && quick=1
 ultrun=$build/ult-run
-mcclient=$build/test/programs/mcclient
-micro=$build/bench/micro
+bw_mcclient=$build/test/programs/mcclient
+bw_here=$(cd "$(dirname "$0")" && pwd)
 runtimes="pthread ult ult-4bsd"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/ult-dropin.XXXXXX")
-hogs_pid=""
-trap 'stop_hogs; rm -rf "$tmp"' EXIT
+bw_tmp=$tmp
+. "$bw_here/lib.sh"
+trap 'bw_spin_stop; rm -rf "$tmp"' EXIT
 trap 'exit 1' INT TERM
 raw=$tmp/raw
 : >"$raw"
@@ -64,13 +72,6 @@ lim() {
 	s=$1
 	shift
 	timeout -k 5 "$s" "$@"
-}
-
-stop_hogs() {
-	[ -n "$hogs_pid" ] || return 0
-	kill "$hogs_pid" 2>/dev/null
-	wait "$hogs_pid" 2>/dev/null
-	hogs_pid=""
 }
 
 if [ ! -x "$ultrun" ]; then
@@ -133,35 +134,12 @@ zip() {
 	    '{ printf "R\tdropin\t%s\t%s\treal_s\t%.3f\n", c, rt, $2 - $1 }' >>"$raw"
 }
 
-# mc <runtime> <case>: memcached -t 4 under the runtime, mcclient native.
+# mc <runtime> <case> [<server cpus> <client cpus>]: memcached -t 4
+# under the runtime, mcclient native (bw_mc).
 mc() {
 	prefix "$1"
-	user="" && [ "$(id -u)" = 0 ] && user="-u root"
-	port=$("$mcclient" port)
-	# shellcheck disable=SC2086
-	$pre memcached -l 127.0.0.1 -p "$port" -U 0 -t 4 -c 1024 $user \
-	    >"$tmp/mc.log" 2>&1 &
-	mpid=$!
-	i=0
-	until "$mcclient" ready "$port"; do
-		i=$((i + 1))
-		if ! kill -0 "$mpid" 2>/dev/null || [ $i -gt 200 ]; then
-			kill -KILL "$mpid" 2>/dev/null
-			wait "$mpid" 2>/dev/null
-			problem "$1: memcached did not start: $(cat "$tmp/mc.log")"
-			return
-		fi
-		sleep 0.1
-	done
-	lim 120 "$mcclient" lat "$port" $conns $reqs "$2" "$1" >>"$raw" ||
-	    problem "$1: mcclient lat $port $conns $reqs failed"
-	kill -TERM "$mpid"
-	# SIGTERM must end it; a hang is a failure, not a stuck suite.
-	(sleep 10 && kill -KILL "$mpid" 2>/dev/null) </dev/null >/dev/null 2>&1 &
-	dog=$!
-	wait "$mpid" || problem "$1: memcached exit status $? after SIGTERM"
-	kill "$dog" 2>/dev/null
-	wait "$dog" 2>/dev/null
+	bw_mc dropin "$2" "$1" "$pre" "${3:-}" "${4:-}" $conns $reqs >>"$raw" ||
+	    problem "$1: memcached $2"
 }
 
 have() {
@@ -193,40 +171,37 @@ for prog in pigz xz zstd; do
 		done
 	done
 done
-if have memcached && [ -x "$mcclient" ]; then
+if have memcached && [ -x "$bw_mcclient" ]; then
+	if bw_split; then
+		say "dropin: memcached on CPU $srv_cpus, mcclient on CPU" \
+		    "$cli_cpus"
+		for h in 0 2; do
+			[ $h -gt 0 ] && bw_spin_start $h "$srv_cpus" 10
+			for r in $(seq $rounds); do
+				for rt in $runtimes; do
+					mc $rt "memcached_iso_hogs=$h" \
+					    "$srv_cpus" "$cli_cpus"
+				done
+			done
+			bw_spin_stop || problem "spinners left behind"
+		done
+	else
+		say "skip: memcached iso layout (one CPU: none for mcclient)"
+	fi
 	for h in 0 $ncpu; do
-		if [ $h -gt 0 ]; then
-			"$micro" --load-only &
-			hogs_pid=$!
-		fi
+		[ $h -gt 0 ] && bw_spin_start $h
 		for r in $(seq $rounds); do
 			for rt in $runtimes; do
-				mc $rt "memcached_hogs=$h"
+				mc $rt "memcached_shared_hogs=$h"
 			done
 		done
-		stop_hogs
+		bw_spin_stop || problem "spinners left behind"
 	done
-elif [ ! -x "$mcclient" ]; then
+elif [ ! -x "$bw_mcclient" ]; then
 	say "skip: memcached (no mcclient in $build/test/programs)"
 fi
 
-# The median of each figure's rounds, in the order of first appearance.
-awk -F'\t' '
-	{
-		k = $2 FS $3 FS $4 FS $5
-		if (!(k in n)) order[++nk] = k
-		v[k, ++n[k]] = $6
-	}
-	END {
-		for (i = 1; i <= nk; i++) {
-			k = order[i]
-			m = n[k]
-			for (a = 2; a <= m; a++)	# insertion sort: m is small
-				for (b = a; b > 1 && v[k, b - 1] + 0 > v[k, b] + 0; b--) {
-					x = v[k, b]; v[k, b] = v[k, b - 1]; v[k, b - 1] = x
-				}
-			med = m % 2 ? v[k, (m + 1) / 2] : (v[k, m / 2] + v[k, m / 2 + 1]) / 2
-			printf "R\t%s\t%s\n", k, med
-		}
-	}' "$raw"
+# The median of each figure's rounds, in the order of first appearance;
+# memcached's with their spread.
+bw_rounds '^memcached_' <"$raw" || problem "malformed figures"
 [ -z "$failed" ]

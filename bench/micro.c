@@ -54,7 +54,10 @@
  * first round took over a second); every ult round runs between its own
  * ult_init and ult_shutdown, every skynet round in a fresh process.  The
  * results are checked (counts, sums, the ring's answer); a wrong one exits
- * 1.  Usage: micro [--quick] [--rounds K] [--data DIR] [case ...]
+ * 1.  --div D divides the full sizes of the counted cases by D (not
+ * skynet's), for bench/busy.sh, which runs them many times on a loaded
+ * host.  Usage: micro [--quick] [--rounds K] [--div D] [--data DIR]
+ * [case ...]
  *
  * thread_ring and skynet are in micro_tree.c.
  */
@@ -94,6 +97,7 @@ const char *const rtname[RT_N] = {"ult", "pthread"};
 const char *ult_rt = "ult"; /* what RT_ULT starts (tls_cost) */
 int rounds;		    /* 0 until main has read the command line */
 int all_ncpu;		    /* workers for the "all workers" cases; 0: all */
+static int size_div = 1;    /* --div: the full sizes divided by this */
 
 /* ---- what every case runs on ---- */
 
@@ -518,7 +522,7 @@ long
 case_size(long full, long q)
 {
 	if (!bw_quick)
-		return (full);
+		return (full / size_div > 0 ? full / size_div : 1);
 	return (SANITIZED && q >= 20 ? q / 10 : q);
 }
 
@@ -582,7 +586,7 @@ case_mutex_handoff(void)
 static void
 case_thread_ring(void)
 {
-	long n = bw_quick ? 1000 : 1000000;
+	long n = bw_quick ? 1000 : case_size(1000000, 1000);
 
 	pair("thread_ring", "ns/op", thread_ring_ns, n, n);
 	/* thread_ring_ns has checked every round's answer. */
@@ -713,6 +717,7 @@ main(int argc, char **argv)
 	    {"--rounds", BW_INT, &rounds, 1, MAXROUNDS, "K"},
 	    {"--loaded", BW_FLAG, &loaded, 0, 0, NULL},
 	    {"--load-only", BW_FLAG, &load_only, 0, 0, NULL},
+	    {"--div", BW_INT, &size_div, 1, 1000000, "D"},
 	    {0},
 	};
 	const char *names[NCASES + 1] = {NULL};

@@ -1,19 +1,22 @@
 # SPDX-License-Identifier: BSD-2-Clause
 # Turn the suite's result lines into one markdown table per experiment.
 #
-#   awk -v ex=micro -v base=pthread -f bench/report.awk results.tsv
+#   awk -v ex=micro -v base=pthread [-v skip=REGEX] -f bench/report.awk \
+#       results.tsv
 #
 # Input: "R<TAB>experiment<TAB>case<TAB>runtime<TAB>metric<TAB>value"
 # lines (bench/README.md).  Rows are (case, metric) in order of first
 # appearance, columns the runtimes in that order, then one ratio column
 # per runtime against `base' (value / base value), except for metrics
 # that are answers rather than measurements.  A missing cell is "-".
+# Cases matching the regular expression skip are left out (they have a
+# table of their own).
 BEGIN {
 	FS = "\t"
 	nrow = 0
 	ncol = 0
 }
-$1 == "R" && $2 == ex {
+$1 == "R" && $2 == ex && (skip == "" || $3 !~ skip) {
 	key = $3 SUBSEP $5
 	if (!(key in seen)) {
 		seen[key] = 1

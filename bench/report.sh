@@ -6,8 +6,26 @@ out=$1 plots=$2 failed=$3
 here=$(cd "$(dirname "$0")" && pwd)
 results="$out/results.tsv"
 
-table() { # table <experiment> <baseline>
-	awk -v ex="$1" -v base="$2" -f "$here/report.awk" "$results"
+table() { # table <experiment> <baseline> [<cases to leave out>]
+	awk -v ex="$1" -v base="$2" -v skip="${3:-}" -f "$here/report.awk" \
+	    "$results"
+}
+# checked <table script> [awk arguments...]: a table of figures with
+# their spread and targets (bench/figures.awk reads them); malformed
+# figures print a loud note instead of a table, and fail the report.
+malformed=""
+checked() {
+	t=$1
+	shift
+	if awk -f "$here/figures.awk" -f "$here/$t" "$@" "$results" \
+	    >"$out/.table" 2>"$out/.table.err"; then
+		cat "$out/.table"
+	else
+		printf '**Malformed figures: no table.** %s\n' \
+		    "$(head -n 3 "$out/.table.err" | tr '\n' ' ')"
+		malformed="$malformed $t"
+	fi
+	rm -f "$out/.table" "$out/.table.err"
 }
 plot() { # plot <name> <caption>
 	case " $plots " in
@@ -207,20 +225,29 @@ cat <<EOF
 ## serve: an HTTP server under wrk
 
 A keep-alive HTTP/1.1 server answering GET / with a fixed 94-byte page, under
-\`wrk -t2 -c64\` on loopback (5 s a run, quick 1 s): ult's
-\`examples/httpd\` (a uthread per connection, 2 workers), the same
-parser with a kernel thread per connection (pthread) and in a
-single-threaded epoll loop (epoll).  ult-hn is ult's httpd with
-\`ULT_HOST_NICE=1\`, where the host allows it: a worker running a nice +10
-uthread is at nice +10 on the host too.  hogs=2 adds two CPU-bound threads
-at nice +10: uthreads inside httpd for ult, spinning processes beside the
-kernel servers.  Latency is wrk's, from request sent to response read, so
-it includes wrk's own share of the two CPUs.  The targets: hogs at nice
-+10 should cost ult's connections at most 2x in p99, and ult should serve
-at least as many requests as the thread-per-connection server.
+\`wrk -c64\` on loopback (3 s a run after a 1 s warm-up, quick 1 s):
+ult's \`examples/httpd\` (a uthread per connection), the same parser
+with a kernel thread per connection (pthread) and in a single-threaded
+epoll loop (epoll).  Two layouts.  **Isolated**: the server on the first
+half of the CPUs (httpd with one worker per CPU of it) and wrk on the
+rest, both pinned with taskset (on 2 CPUs: the server on CPU 0 with one
+worker, wrk -t1 on CPU 1), so that the latency is the server's and not
+Linux's sharing of the CPUs between wrk and the server; the median of
+the runs with the p99's spread over them.  **Shared**: nothing pinned,
+httpd with 2 workers and wrk -t2 on every CPU, one run, as earlier
+reports had it; ult-hn is ult's httpd with \`ULT_HOST_NICE=1\` there,
+where the host allows it: a worker running a nice +10 uthread is at nice
++10 on the host too.  hogs=2 adds two CPU-bound threads at nice +10 on
+the server's CPUs: uthreads inside httpd for ult, spinning processes
+pinned like the server beside the kernel servers.  Latency is wrk's,
+from request sent to response read.  The targets (issue 29), for the
+isolated layout: hogs at nice +10 cost ult's connections at most 2x in
+p99, ult's p99 beside them is at most the pthread server's beside its
+hogs, and ult serves at least as many requests as the pthread server;
+the shared layout's ratios are there for comparison.
 
 EOF
-awk -f "$here/serve.awk" "$results"
+checked serve.awk -v part=serve
 skips serve
 
 cat <<EOF
@@ -257,9 +284,9 @@ event per thread); \`pigz\` (\`-p 8\`), \`xz\` (\`-T4 -3
 --block-size=1MiB\`) and \`zstd\` (\`-T4 -12 -B1048576\`) compress the same
 text file (wall seconds; the outputs are checked byte for byte against
 the native ones), and
-\`memcached_hogs\` is \`memcached -t 4\` answering set+get pairs from
+\`memcached_*\` is \`memcached -t 4\` answering set+get pairs from
 test/programs/mcclient on several connections (each request timed), with
-no CPU hogs and with one spinning process per CPU beside it.  The three
+no CPU hogs and with hogs beside it (its own table below).  The three
 runtimes took turns within each round and each figure is the median of
 its rounds.  **These are ratios measured in one run, on this machine, at
 the same moment: read the ratio columns, not the absolute figures.**
@@ -268,7 +295,56 @@ machine two identical native runs can differ by 1.5x or more (memcached's
 tails most), so only a large ratio means something there.
 
 EOF
-table dropin pthread
+table dropin pthread '^memcached_'
 plot dropin "sysbench events/s against threads, kernel threads and ult-run"
+
+cat <<EOF
+
+### memcached under ult-run, isolated and shared
+
+\`memcached -t 4\` natively (pthread) and under \`ult-run\`, answering
+mcclient's timed set+get pairs on 8 connections.  **Isolated**:
+memcached (with ult-run's workers) on the first half of the CPUs and
+mcclient on the rest, pinned with taskset (on 2 CPUs: CPU 0 and CPU 1);
+hogs=2 is two spinning processes at nice +10 pinned to the server's CPUs
+(the program is unmodified, so its hogs cannot be uthreads).
+**Shared**: nothing pinned; the hogs are one spinning process per CPU at
+nice 0.  The median of the rounds, with the p99's spread over them.  The
+targets (issue 29), for the isolated layout: ult-run's p99 at most
+native's alone, and below native's beside the hogs.
+
+EOF
+checked serve.awk -v part=memcached
 skips dropin
+
+cat <<EOF
+
+## busy: quiet, busy and oversubscribed hosts
+
+The same programs on three hosts, each against kernel threads (and Go
+where bench/peers has the case) in the same run: **quiet**; **spin**,
+beside one spinning process per CPU at nice 0; **over**, oversubscribed:
+three copies of the program at once beside the spinners, every copy a
+sample.  \`pipeline_main\` and \`pipeline_thread\` are bench/pipeline (4
+stages x 8 threads joined by bounded mutex+condvar queues, 2x10^5
+items, quick 2x10^4) fed from main or from a thread of its own runtime,
+in seconds, with ult's switches, steals and migrations per item;
+\`httpd\` is ult's httpd (one worker per CPU) against the pthread
+server under \`wrk -t2 -c64\` for 2 s (quick 1 s), nothing pinned (a
+copy that served nothing in its run counts as 0 req/s); \`memcached\`
+is \`memcached -t 4\` under \`ult-run\` against native, mcclient on 8
+connections; the rest are micro's all-worker cases at a twentieth of
+their size (\`micro --div 20\`, quick \`--div 200\`).  Each figure is
+the median of its samples with their spread; s, ns/op, ns/item and
+p99_us: lower is better, req/s: higher.  On 2 CPUs, wrk and mcclient
+compete for the same CPUs as the servers and the spinners, so httpd and
+memcached measure the host as a whole, not the server alone.
+
+EOF
+checked busy.awk
+skips busy
 printf '\n---\nRaw results: results.tsv; program logs: logs/.\n'
+if [ -n "$malformed" ]; then
+	echo "report: malformed figures for:$malformed" >&2
+	exit 1
+fi

@@ -156,6 +156,10 @@ else
 	echo "skip: ult ult-4bsd (no ult-run in $build)" >>"$out/logs/dropin.log"
 fi
 
+# The busy host: the pipeline, httpd, memcached and micro's cross-worker
+# cases quiet, beside one spinner per CPU and three copies at once.
+run busy ult+pthread+go sh "$here/busy.sh" "$build" $mode --go "$gopeer"
+
 # ministat compares the hint variants' run times at 95% confidence.  It
 # refuses a variant of fewer than 3 runs (quick mode makes 2): then the
 # report says so instead of quoting its complaint; any other failure
@@ -219,7 +223,9 @@ else
 	say "skip: plots (gnuplot not installed)"
 fi
 
-sh "$here/report.sh" "$out" "$plots" "$failed" >"$out/report.md"
+# A report with malformed figures names them and fails the run.
+sh "$here/report.sh" "$out" "$plots" "$failed" >"$out/report.md" ||
+    failed="$failed report"
 say ""
 awk -F'\t' -f "$here/summary.awk" "$results" >&2
 say ""

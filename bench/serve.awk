@@ -1,96 +1,156 @@
 # SPDX-License-Identifier: BSD-2-Clause
-# The serve experiment's table and targets, for report.md:
+# The servers' tables and targets for report.md: the serve experiment
+# (part=serve) and memcached under ult-run from the dropin experiment
+# (part=memcached):
 #
-#   awk -f bench/serve.awk results.tsv
+#   awk -f bench/figures.awk -f bench/serve.awk -v part=serve results.tsv
 #
-# One row per server and case (hogs=0, hogs=2): req/s and the latency
-# percentiles; then the ratios the targets are about, with their bounds
-# where there is one (the kernel servers' slowdown is for comparison).
+# One row per layout, case and server: the median of the runs and, for
+# p99, its spread; then the targets of issue 29, which hold for the
+# isolated layout (the load generator on CPUs of its own), and the same
+# ratios in the shared layout for comparison.  Exit 1 on malformed
+# figures (figures.awk).
 BEGIN {
-	FS = "\t"
-	nsrv = split("ult ult-hn pthread epoll", srv, " ")
-	ncs = split("0 2", hogs, " ")
-	nm = split("req/s p50_us p99_us max_us timeouts", m, " ")
-	name["ult"] = "ult (httpd, 2 workers)"
-	name["ult-hn"] = "ult, ULT_HOST_NICE=1"
-	name["pthread"] = "pthread (thread per connection)"
-	name["epoll"] = "epoll (one thread)"
+	lay["iso"] = "isolated"
+	lay["shared"] = "shared"
+	if (part == "serve") {
+		ex = "serve"
+		only = "^serve$"
+		pfx = ""
+		nrt = split("ult ult-hn pthread epoll", rts, " ")
+		nm = split("req/s p50_us p99_us max_us timeouts", m, " ")
+		hdr = "| layout | hogs | server | runs | req/s | p50 us | " \
+		    "p99 us | max us | timeouts |"
+		name["ult"] = "ult (httpd)"
+		name["ult-hn"] = "ult, ULT_HOST_NICE=1"
+		name["pthread"] = "pthread (thread per connection)"
+		name["epoll"] = "epoll (one thread)"
+	} else if (part == "memcached") {
+		ex = "dropin"
+		only = "^dropin$"
+		pfx = "memcached_"
+		nrt = split("pthread ult ult-4bsd", rts, " ")
+		nm = split("req/s p50_us p99_us max_us", m, " ")
+		hdr = "| layout | hogs | runtime | runs | req/s | p50 us | " \
+		    "p99 us | max us |"
+		name["pthread"] = "pthread (native)"
+		name["ult"] = "ult (ult-run, ULE)"
+		name["ult-4bsd"] = "ult-4bsd (ult-run, 4BSD)"
+	} else {
+		print "serve.awk: part must be serve or memcached" >"/dev/stderr"
+		bad = 1
+		exit 1
+	}
 }
-$1 == "R" && $2 == "serve" {
-	v[$3, $4, $5] = $6
+$1 == "R" && $2 == ex && index($3, pfx) == 1 {
+	cs = substr($3, length(pfx) + 1)
+	if (cs !~ /^(iso|shared)_hogs=[0-9]+$/) {
+		printf "serve.awk: unknown %s case %s\n", ex, $3 >"/dev/stderr"
+		bad = 1
+	}
+	split(cs, p, "_hogs=")
+	if (!((p[1], p[2]) in seen)) {
+		seen[p[1], p[2]] = 1
+		h = p[2] + 0
+		# hogs: 0, then the layout's one count
+		if (h > 0)
+			hogs[p[1]] = h
+	}
 	any = 1
 }
-function val(cs, rt, metric) {
-	return ((cs, rt, metric) in v ? v[cs, rt, metric] : "")
+function v2(layout, h, rt, metric) {
+	return (val(ex, pfx layout "_hogs=" h, rt, metric))
 }
-function num(x) {
-	if (x >= 100)
-		return sprintf("%.0f", x)
-	if (x >= 1)
-		return sprintf("%.2f", x)
-	return sprintf("%.3g", x)
+function c2(layout, h, rt, metric) {
+	return (metric == "p99_us" ? cell(ex, pfx layout "_hogs=" h, rt, \
+	    metric) : num_or_dash(v2(layout, h, rt, metric)))
 }
-# row(what, a, b, bound, le): a/b, against the bound (at most when le,
-# at least otherwise) or none when bound is ""
-function row(what, a, b, bound, le,    r) {
-	if (a == "" || b == "" || b + 0 == 0) {
-		printf "| %s | %s | %s | | %s | not measured |\n", what,
-		    a == "" ? "-" : num(a + 0), b == "" ? "-" : num(b + 0),
-		    bound == "" ? "" : (le ? "<= " : ">= ") bound
-		return
+function num_or_dash(x) {
+	return (x == "" ? "-" : num(x))
+}
+function table(layout,    i, k, s, hh, line, hs) {
+	hs[1] = 0
+	hs[2] = hogs[layout]
+	for (i = 1; i <= 2; i++) {
+		if (hs[i] == "" || !((layout, hs[i]) in seen))
+			continue
+		for (s = 1; s <= nrt; s++) {
+			for (k = 1; k <= nm; k++)
+				if (v2(layout, hs[i], rts[s], m[k]) != "")
+					break
+			if (k > nm)
+				continue
+			hh = v2(layout, hs[i], rts[s], "runs")
+			line = "| " lay[layout] " | " hs[i] " | " name[rts[s]] \
+			    " | " (hh == "" ? 1 : hh) " |"
+			for (k = 1; k <= nm; k++)
+				line = line " " c2(layout, hs[i], rts[s], m[k]) " |"
+			print line
+		}
 	}
-	r = (a + 0) / (b + 0)
-	if (bound == "")
-		printf "| %s | %s | %s | %.3g | | |\n", what, num(a + 0),
-		    num(b + 0), r
-	else
-		printf "| %s | %s | %s | %.3g | %s %s | %s |\n", what,
-		    num(a + 0), num(b + 0), r, le ? "<=" : ">=", bound,
-		    (le ? r <= bound : r >= bound) ? "yes" : "**no**"
+}
+# targets(layout, bounds): issue 29's checks, with their bounds or
+# (bounds == 0) as plain ratios.
+function targets(layout, bounds,    h, L) {
+	h = hogs[layout]
+	L = lay[layout] ": "
+	if (h == "")
+		return
+	if (part == "serve") {
+		check(L "ult p99 with hogs / without",
+		    v2(layout, h, "ult", "p99_us"),
+		    v2(layout, 0, "ult", "p99_us"), "<=", bounds ? 2 : "")
+		check(L "ult p99 with hogs / pthread's with hogs",
+		    v2(layout, h, "ult", "p99_us"),
+		    v2(layout, h, "pthread", "p99_us"), "<=", bounds ? 1 : "")
+		check(L "ult req/s / pthread req/s",
+		    v2(layout, 0, "ult", "req/s"),
+		    v2(layout, 0, "pthread", "req/s"), ">=", bounds ? 1 : "")
+		check(L "ult req/s / pthread req/s, with hogs",
+		    v2(layout, h, "ult", "req/s"),
+		    v2(layout, h, "pthread", "req/s"), ">=", bounds ? 1 : "")
+		check(L "pthread p99 with hogs / without",
+		    v2(layout, h, "pthread", "p99_us"),
+		    v2(layout, 0, "pthread", "p99_us"), "", "")
+		check(L "epoll p99 with hogs / without",
+		    v2(layout, h, "epoll", "p99_us"),
+		    v2(layout, 0, "epoll", "p99_us"), "", "")
+		if (v2(layout, 0, "ult-hn", "req/s") != "")
+			check(L "ult-hn p99 with hogs / without",
+			    v2(layout, h, "ult-hn", "p99_us"),
+			    v2(layout, 0, "ult-hn", "p99_us"), "<=",
+			    bounds ? 2 : "")
+	} else {
+		check(L "ult p99 / native p99, alone",
+		    v2(layout, 0, "ult", "p99_us"),
+		    v2(layout, 0, "pthread", "p99_us"), "<=", bounds ? 1 : "")
+		check(L "ult p99 / native p99, beside hogs",
+		    v2(layout, h, "ult", "p99_us"),
+		    v2(layout, h, "pthread", "p99_us"), "<", bounds ? 1 : "")
+		check(L "ult req/s / native req/s, alone",
+		    v2(layout, 0, "ult", "req/s"),
+		    v2(layout, 0, "pthread", "req/s"), "", "")
+		check(L "ult-4bsd p99 / native p99, beside hogs",
+		    v2(layout, h, "ult-4bsd", "p99_us"),
+		    v2(layout, h, "pthread", "p99_us"), "", "")
+	}
 }
 END {
+	if (!figures_ok() || bad)
+		exit 1
 	if (!any) {
 		print "_No results: the experiment did not run or was " \
 		    "skipped (see the log)._"
 		exit
 	}
-	print "| server | hogs | req/s | p50 us | p99 us | max us | timeouts |"
-	print "|---|---:|---:|---:|---:|---:|---:|"
-	for (h = 1; h <= ncs; h++)
-		for (s = 1; s <= nsrv; s++) {
-			cs = "hogs=" hogs[h]
-			line = "| " name[srv[s]] " | " hogs[h] " |"
-			for (k = 1; k <= nm; k++) {
-				x = val(cs, srv[s], m[k])
-				line = line " " (x == "" ? "-" : num(x + 0)) " |"
-			}
-			print line
-		}
+	print hdr
+	print "|---|---:|---|---:|---:|---:|---:|---:|" \
+	    (part == "serve" ? "---:|" : "")
+	table("iso")
+	table("shared")
 	print ""
 	print "| check | value | against | ratio | bound | holds |"
 	print "|---|---:|---:|---:|---:|---|"
-	row("ult p99 with hogs / without", val("hogs=2", "ult", "p99_us"),
-	    val("hogs=0", "ult", "p99_us"), 2, 1)
-	row("ult req/s / pthread req/s", val("hogs=0", "ult", "req/s"),
-	    val("hogs=0", "pthread", "req/s"), 1, 0)
-	row("ult req/s / pthread req/s, with hogs",
-	    val("hogs=2", "ult", "req/s"), val("hogs=2", "pthread", "req/s"),
-	    1, 0)
-	row("pthread p99 with hogs / without",
-	    val("hogs=2", "pthread", "p99_us"),
-	    val("hogs=0", "pthread", "p99_us"), "", 1)
-	row("epoll p99 with hogs / without", val("hogs=2", "epoll", "p99_us"),
-	    val("hogs=0", "epoll", "p99_us"), "", 1)
-	row("ult req/s with hogs / without", val("hogs=2", "ult", "req/s"),
-	    val("hogs=0", "ult", "req/s"), "", 1)
-	# The same targets with ult.host_nice, where the host allowed it.
-	if (val("hogs=0", "ult-hn", "req/s") == "")
-		exit
-	row("ult-hn p99 with hogs / without", val("hogs=2", "ult-hn", "p99_us"),
-	    val("hogs=0", "ult-hn", "p99_us"), 2, 1)
-	row("ult-hn req/s / pthread req/s", val("hogs=0", "ult-hn", "req/s"),
-	    val("hogs=0", "pthread", "req/s"), 1, 0)
-	row("ult-hn req/s / pthread req/s, with hogs",
-	    val("hogs=2", "ult-hn", "req/s"),
-	    val("hogs=2", "pthread", "req/s"), 1, 0)
+	targets("iso", 1)
+	targets("shared", 0)
 }

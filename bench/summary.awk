@@ -13,28 +13,34 @@ BEGIN {
 	    "nice|nice=0|share% nice|interactive|p99_us " \
 	    "hint|all|s hint|w=1|s make|j4|real_s make|j16|real_s " \
 	    "latency|hogs=0|p99_us latency|hogs=N|p99_us " \
-	    "serve|hogs=0|req/s serve|hogs=0|p99_us serve|hogs=2|p99_us " \
+	    "serve|iso_hogs=0|req/s serve|iso_hogs=0|p99_us " \
+	    "serve|iso_hogs=2|p99_us serve|shared_hogs=2|p99_us " \
 	    "scale|N=8|events/s scale|N=256|events/s " \
 	    "dropin|threads_T=64|events/s dropin|mutex_T=64|events/s " \
-	    "dropin|memcached_hogs=0|p99_us dropin|memcached_hogs=N|p99_us",
+	    "dropin|memcached_iso_hogs=0|p99_us " \
+	    "dropin|memcached_iso_hogs=2|p99_us " \
+	    "dropin|memcached_shared_hogs=N|p99_us " \
+	    "busy|pipeline_thread:quiet|s busy|pipeline_thread:spin|s " \
+	    "busy|pipeline_thread:over|s busy|httpd:spin|req/s " \
+	    "busy|httpd:over|req/s busy|mutex_handoff:over|ns/op",
 	    want, " ")
 }
 $1 == "R" {
 	c = $3
 	if ($2 == "latency" && c ~ /^hogs=[1-9]/)
 		c = "hogs=N" # one hog per CPU: the count is the machine's
-	if ($2 == "dropin" && c ~ /^memcached_hogs=[1-9]/)
-		c = "memcached_hogs=N"
+	if ($2 == "dropin" && c ~ /^memcached_shared_hogs=[1-9]/)
+		c = "memcached_shared_hogs=N"
 	k = $2 "|" c "|" $5
 	if (!((k, $4) in v))
 		line[k] = line[k] sprintf("  %s %s", $4, $6)
 	v[k, $4] = 1
 }
 END {
-	printf "%-8s %-17s %-9s %s\n", "exp", "case", "metric", "runtime value ..."
+	printf "%-8s %-23s %-9s %s\n", "exp", "case", "metric", "runtime value ..."
 	for (i = 1; i <= n; i++) {
 		split(want[i], p, "|")
 		if (want[i] in line)
-			printf "%-8s %-17s %-9s%s\n", p[1], p[2], p[3], line[want[i]]
+			printf "%-8s %-23s %-9s%s\n", p[1], p[2], p[3], line[want[i]]
 	}
 }

@@ -9,6 +9,12 @@
 //
 // Usage: go-peer [-quick] [-data DIR] [-exp micro|make|latency|all]
 //
+//	[-cases a,b,...] [-rounds K] [-div D]
+//
+// -cases runs only the named micro cases, -rounds sets the rounds per
+// figure and -div divides micro's full sizes by D (skynet's excepted):
+// bench/busy.sh runs a few cases many times on a loaded host.
+//
 // stdout carries only "R<TAB>exp<TAB>case<TAB>go<TAB>metric<TAB>value"
 // lines; explanations go to stderr.  Every case checks its result and the
 // program exits 1 on a failed check.
@@ -38,7 +44,14 @@ var (
 	quick   bool
 	dataDir string
 	rounds  = 5
+	sizeDiv = 1
+	only    map[string]bool // -cases; nil: every case
 )
+
+// sel says whether micro case name is to run.
+func sel(name string) bool {
+	return only == nil || only[name]
+}
 
 func logf(format string, a ...interface{}) {
 	fmt.Fprintf(os.Stderr, format+"\n", a...)
@@ -356,33 +369,52 @@ func runMicro() {
 	if quick {
 		nYield, nCreate, nHand, nPC, nRing = 100000, 10000, 10000, 100000, 1000
 		skyLeaves = 100000
+	} else if sizeDiv > 1 {
+		div := func(n int) int {
+			if n/sizeDiv < 1 {
+				return 1
+			}
+			return n / sizeDiv
+		}
+		nYield, nCreate, nHand, nPC, nRing = div(nYield), div(nCreate), div(nHand), div(nPC), div(nRing)
 	}
 	logf("go micro: %s, GOMAXPROCS %d, NumCPU %d, median of %d rounds",
 		runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU(), rounds)
 
-	logf("yield: 2 goroutines, GOMAXPROCS=1, runtime.Gosched x %d each", nYield)
-	result("micro", "yield", "ns/op", medianOf(func() float64 { return yieldRound(nYield) }))
-
-	logf("create_join: go f(); <-done, x %d (after 1000 warm-up)", nCreate)
-	createJoinRound(1000)
-	result("micro", "create_join", "ns/op", medianOf(func() float64 { return createJoinRound(nCreate) }))
-
-	logf("mutex_handoff: sync.Mutex + sync.Cond, turn variable, %d handoffs", nHand)
-	result("micro", "mutex_handoff", "ns/op", medianOf(func() float64 { return mutexHandoffRound(nHand) }))
-
-	logf("condvar_prodcons: 64-slot queue, sync.Mutex + 2 sync.Cond, %d items", nPC)
-	result("micro", "condvar_prodcons", "ns/item", medianOf(func() float64 { return condvarProdconsRound(nPC) }))
-
-	logf("chan_prodcons (extra): make(chan int64, 64), %d items", nPC)
-	result("micro", "chan_prodcons", "ns/item", medianOf(func() float64 { return chanProdconsRound(nPC) }))
-
-	logf("skynet: %d leaves, goroutine + unbuffered channel per node; each round in a fresh "+
-		"child process of this binary: ms = child's own timer, peak_rss_MiB = max over rounds of "+
-		"the child's ru_maxrss (Go runtime + heap + goroutine stacks)", skyLeaves)
-	benchSkynet("skynet", skyLeaves)
-	logf("skynet_10k: 10000 leaves, same method")
-	benchSkynet("skynet_10k", 10000)
-
+	if sel("yield") {
+		logf("yield: 2 goroutines, GOMAXPROCS=1, runtime.Gosched x %d each", nYield)
+		result("micro", "yield", "ns/op", medianOf(func() float64 { return yieldRound(nYield) }))
+	}
+	if sel("create_join") {
+		logf("create_join: go f(); <-done, x %d (after 1000 warm-up)", nCreate)
+		createJoinRound(1000)
+		result("micro", "create_join", "ns/op", medianOf(func() float64 { return createJoinRound(nCreate) }))
+	}
+	if sel("mutex_handoff") {
+		logf("mutex_handoff: sync.Mutex + sync.Cond, turn variable, %d handoffs", nHand)
+		result("micro", "mutex_handoff", "ns/op", medianOf(func() float64 { return mutexHandoffRound(nHand) }))
+	}
+	if sel("condvar_prodcons") {
+		logf("condvar_prodcons: 64-slot queue, sync.Mutex + 2 sync.Cond, %d items", nPC)
+		result("micro", "condvar_prodcons", "ns/item", medianOf(func() float64 { return condvarProdconsRound(nPC) }))
+	}
+	if sel("chan_prodcons") {
+		logf("chan_prodcons (extra): make(chan int64, 64), %d items", nPC)
+		result("micro", "chan_prodcons", "ns/item", medianOf(func() float64 { return chanProdconsRound(nPC) }))
+	}
+	if sel("skynet") {
+		logf("skynet: %d leaves, goroutine + unbuffered channel per node; each round in a fresh "+
+			"child process of this binary: ms = child's own timer, peak_rss_MiB = max over rounds of "+
+			"the child's ru_maxrss (Go runtime + heap + goroutine stacks)", skyLeaves)
+		benchSkynet("skynet", skyLeaves)
+	}
+	if sel("skynet_10k") {
+		logf("skynet_10k: 10000 leaves, same method")
+		benchSkynet("skynet_10k", 10000)
+	}
+	if !sel("thread_ring") {
+		return
+	}
 	logf("thread_ring: %d goroutines, unbuffered channels, %d passes", ringSize, nRing)
 	want := nRing%ringSize + 1
 	got := 0
@@ -701,6 +733,9 @@ func main() {
 	child := flag.Int64("skynet-child", 0, "internal: run one skynet of this many leaves")
 	flag.BoolVar(&quick, "quick", false, "smoke sizes")
 	flag.StringVar(&dataDir, "data", "", "directory for plot data files")
+	cases := flag.String("cases", "", "micro: only these cases, comma-separated")
+	nrounds := flag.Int("rounds", 0, "rounds per figure (default 5, -quick 3)")
+	flag.IntVar(&sizeDiv, "div", 1, "micro: full sizes divided by this")
 	flag.Parse()
 	if *child > 0 {
 		skynetChild(*child)
@@ -708,6 +743,18 @@ func main() {
 	}
 	if quick {
 		rounds = 3
+	}
+	if *nrounds > 0 {
+		rounds = *nrounds
+	}
+	if sizeDiv < 1 {
+		fail("-div %d: must be at least 1", sizeDiv)
+	}
+	if *cases != "" {
+		only = map[string]bool{}
+		for _, c := range strings.Split(*cases, ",") {
+			only[c] = true
+		}
 	}
 	if dataDir != "" {
 		if err := os.MkdirAll(dataDir, 0o755); err != nil {
@@ -722,7 +769,8 @@ func main() {
 		case "micro", "make", "latency":
 			want[e] = true
 		default:
-			fmt.Fprintf(os.Stderr, "usage: %s [-quick] [-data DIR] [-exp micro|make|latency|all]\n", os.Args[0])
+			fmt.Fprintf(os.Stderr, "usage: %s [-quick] [-data DIR] [-exp micro|make|latency|all] "+
+				"[-cases a,b] [-rounds K] [-div D]\n", os.Args[0])
 			os.Exit(2)
 		}
 	}
