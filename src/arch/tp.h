@@ -12,7 +12,9 @@
  *                        below the TCB);
  *   ULT_TLS_FRESH(var)   a __thread variable as seen by the thread pointer
  *                        of this instant, where the compiler may keep a
- *                        copy of it across calls (ULT_TLS_TP_CACHED).
+ *                        copy of it across calls (ULT_TLS_TP_CACHED);
+ *                        ULT_TLS_FRESH_DECLARE(var) after var's extern
+ *                        declaration makes it usable.
  */
 #ifndef ULT_ARCH_TP_H
 #define ULT_ARCH_TP_H
@@ -50,6 +52,7 @@ ult__tp_unwritable(void)
 
 #ifndef ULT_TLS_FRESH
 #define ULT_TLS_FRESH(var) (var) /* x86-64: %fs is read on every access */
+#define ULT_TLS_FRESH_DECLARE(var)
 #endif
 
 #endif

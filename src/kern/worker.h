@@ -122,6 +122,8 @@ extern __thread int ult__tls_actcpu;
  * worker's words after it with per-worker TLS: both are read through the
  * thread pointer of the moment there (arch/tp.h).  switch.c and
  * machine.c, which define them, #undef these. */
+ULT_TLS_FRESH_DECLARE(ult__tls_worker)
+ULT_TLS_FRESH_DECLARE(ult__tls_actcpu)
 #ifdef ULT_TLS_TP_CACHED
 #define ult__tls_worker ULT_TLS_FRESH(ult__tls_worker)
 #define ult__tls_actcpu ULT_TLS_FRESH(ult__tls_actcpu)

@@ -46,14 +46,27 @@ ult__tp_write(void *tp)
 }
 
 /*
- * var (a __thread variable of initial-exec model) through a thread
- * pointer read now, not the one GCC read at the start of the function:
- * its offset from tp is the same in every block.
+ * var (a __thread variable of initial-exec model, named plainly) through
+ * a thread pointer read now, not the one GCC read at the start of the
+ * function.  Its offset from tp, the same in every block, comes from the
+ * GOT as GCC's initial-exec code gets it; computing it in C from &var
+ * and __builtin_thread_pointer() would mix a cached pointer with a fresh
+ * one.
  */
 #define ULT_TLS_TP_CACHED 1
-#define ULT_TLS_FRESH(var)                                 \
-	(*(__typeof__(&(var)))(void *)((char *)ult__tp() + \
-	    ((char *)&(var) - (char *)__builtin_thread_pointer())))
+#define ULT_TLS_FRESH(var) \
+	(*(__typeof__(&(var)))(void *)((char *)ult__tp() + ult__tprel_##var()))
+/* For each variable read so: its offset, and nothing else. */
+#define ULT_TLS_FRESH_DECLARE(var)                               \
+	static inline long ult__tprel_##var(void)                \
+	{                                                        \
+		long off;                                        \
+                                                                 \
+		__asm__("adrp %0, :gottprel:" #var "\n\t"        \
+			"ldr %0, [%0, #:gottprel_lo12:" #var "]" \
+			: "=r"(off));                            \
+		return (off);                                    \
+	}
 
 /* Always writable from user mode. */
 static inline const char *
