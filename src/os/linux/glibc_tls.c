@@ -724,10 +724,13 @@ ult__glibc_rseq_forget(void *tp)
 	/* glibc registers max(__rseq_size, 32) bytes; the kernel wants the
 	 * same address, length and signature back. */
 	unsigned len = __rseq_size > 32 ? __rseq_size : 32;
+	int e = errno; /* the child's errno is the forking uthread's: keep it
+			  where the call fails (qemu-user has no rseq) */
 
 	if (off_rseq != 0)
 		(void)syscall(SYS_rseq, (char *)tp + off_rseq, len,
 		    1 /* RSEQ_FLAG_UNREGISTER */, RSEQ_SIG);
+	errno = e;
 }
 
 void
