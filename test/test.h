@@ -35,6 +35,15 @@
 		exit(77);                              \
 	} while (0)
 
+/* A cross build's tests run under qemu-user (test/CMakeLists.txt sets
+ * ULT_TEST_EMULATOR): what the emulator cannot show is skipped, with the
+ * reason. */
+#define SKIP_EMULATED(why)                               \
+	do {                                             \
+		if (getenv("ULT_TEST_EMULATOR") != NULL) \
+			SKIP("under qemu-user, " why);   \
+	} while (0)
+
 /*
  * errno through a fresh lookup.  The compiler may keep &errno (a TLS
  * address) in a register across a call; a uthread that migrated during
