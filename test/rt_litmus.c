@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Litmus-style stress of the cross-worker wakeup, on the protocol code
- * itself (DESIGN.md section 15.3): the shapes a weakly ordered CPU breaks
+ * itself (DESIGN.md section 17.3): the shapes a weakly ordered CPU breaks
  * when a barrier is missing, which x86-64's total store order hides.
  *
  *  - Message passing: a producer stores a message (plain words, each on a

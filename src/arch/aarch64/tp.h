@@ -13,7 +13,7 @@
  * through %fs on each access instead).  A function that writes the
  * thread pointer must therefore touch no TLS after the write, and with
  * per-worker TLS a function that spans a switch must not touch TLS on
- * both sides (DESIGN.md section 15).
+ * both sides (DESIGN.md section 17.1).
  */
 #ifndef ULT_ARCH_AARCH64_TP_H
 #define ULT_ARCH_AARCH64_TP_H
