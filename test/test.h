@@ -75,9 +75,12 @@ errno_set(int e)
 
 /*
  * Work sizes shrink under the sanitizers, which slow contended code by
- * 10-50x; the checks stay the same.
+ * 10-50x, and under qemu-user (ULT_TEST_SCALE, set for a cross build's
+ * tests); the checks stay the same.
  */
-#if defined(__SANITIZE_THREAD__)
+#if defined(ULT_TEST_SCALE)
+#define TEST_SCALE ULT_TEST_SCALE
+#elif defined(__SANITIZE_THREAD__)
 #define TEST_SCALE 20
 #elif defined(__SANITIZE_ADDRESS__)
 #define TEST_SCALE 5
