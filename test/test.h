@@ -35,6 +35,15 @@
 		exit(77);                              \
 	} while (0)
 
+/* A cross build's tests run under qemu-user (test/CMakeLists.txt sets
+ * ULT_TEST_EMULATOR): what the emulator cannot show is skipped, with the
+ * reason. */
+#define SKIP_EMULATED(why)                               \
+	do {                                             \
+		if (getenv("ULT_TEST_EMULATOR") != NULL) \
+			SKIP("under qemu-user, " why);   \
+	} while (0)
+
 /*
  * errno through a fresh lookup.  The compiler may keep &errno (a TLS
  * address) in a register across a call; a uthread that migrated during
@@ -66,9 +75,12 @@ errno_set(int e)
 
 /*
  * Work sizes shrink under the sanitizers, which slow contended code by
- * 10-50x; the checks stay the same.
+ * 10-50x, and under qemu-user (ULT_TEST_SCALE, set for a cross build's
+ * tests); the checks stay the same.
  */
-#if defined(__SANITIZE_THREAD__)
+#if defined(ULT_TEST_SCALE)
+#define TEST_SCALE ULT_TEST_SCALE
+#elif defined(__SANITIZE_THREAD__)
 #define TEST_SCALE 20
 #elif defined(__SANITIZE_ADDRESS__)
 #define TEST_SCALE 5

@@ -20,6 +20,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../src/arch/elf.h"
+
 #define LIBNAME "libult-pthread.so"
 
 static void __attribute__((noreturn)) die(const char *prog, const char *why)
@@ -90,8 +92,9 @@ check(const char *prog, const char *path)
 	if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
 	    memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0)
 		die(prog, "not an ELF executable");
-	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_machine != EM_X86_64)
-		die(prog, "not an x86-64 executable");
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_machine != ULT_ELF_MACHINE)
+		die(prog, "not an " ULT_ARCH_NAME " executable");
 	for (int i = 0; i < eh.e_phnum; i++) {
 		Elf64_Phdr ph;
 		off_t off = (off_t)eh.e_phoff + (off_t)i * eh.e_phentsize;

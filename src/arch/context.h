@@ -11,6 +11,8 @@
 
 #if defined(ULT_CONTEXT_ASM) && defined(__x86_64__)
 #include "x86_64/context.h"
+#elif defined(ULT_CONTEXT_ASM) && defined(__aarch64__)
+#include "aarch64/context.h"
 #else
 #include "generic/context.h"
 #endif

@@ -248,6 +248,9 @@ struct dp_mutex {
 	unsigned depth; /* recursive: locks beyond the first */
 	unsigned spare2;
 	struct dp_mutex *rnext; /* robust: on its owner's list */
+#if defined(__aarch64__)
+	void *spare3; /* glibc's AArch64 pthread_mutex_t is 48 bytes */
+#endif
 };
 #define DP_MUTEX_SPECIAL (DP_GL_PSHARED | DP_GL_ROBUST)
 

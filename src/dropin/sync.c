@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "arch/cpu.h"
 #include "dropin.h"
 #include "runtime.h"
 
@@ -444,7 +445,7 @@ pthread_spin_lock(pthread_spinlock_t *s)
 		for (int i = 0; i < 64; i++) {
 			if (ULT_PLD(s) == 0 && pthread_spin_trylock(s) == 0)
 				return (0);
-			__builtin_ia32_pause();
+			ult__cpu_relax();
 		}
 		ult_yield();
 		ult__dropin_after_call(); /* a spinner takes its signals */

@@ -32,6 +32,7 @@
 #include <sys/syscall.h>
 #include <ucontext.h>
 
+#include "arch/cpu.h"
 #include "runtime.h"
 #include "dropin.h"
 
@@ -84,7 +85,8 @@ pass_on(int sig, siginfo_t *si, void *ctx)
 static void
 on_sigsys(int sig, siginfo_t *si, void *ctx)
 {
-	greg_t *g = ((ucontext_t *)ctx)->uc_mcontext.gregs;
+	ucontext_t *uc = ctx;
+	long nr = ult__uc_sysno(uc);
 	struct ult_thread *ut;
 	int saved = errno;
 	long r;
@@ -93,19 +95,23 @@ on_sigsys(int sig, siginfo_t *si, void *ctx)
 		pass_on(sig, si, ctx);
 		return;
 	}
-	if (g[REG_RAX] == SYS_futex) {
+	if (nr == SYS_futex) {
 		if ((ut = ult__self_ut()) != NULL)
 			ut->td.td_pinned++;
-		r = ult__dropin_futex((uint32_t *)g[REG_RDI], (int)g[REG_RSI],
-		    (uint32_t)g[REG_RDX], (const struct timespec *)g[REG_R10],
-		    (uint32_t *)g[REG_R8], (uint32_t)g[REG_R9]);
+		r = ult__dropin_futex((uint32_t *)ult__uc_sysarg(uc, 0),
+		    (int)ult__uc_sysarg(uc, 1), (uint32_t)ult__uc_sysarg(uc, 2),
+		    (const struct timespec *)ult__uc_sysarg(uc, 3),
+		    (uint32_t *)ult__uc_sysarg(uc, 4),
+		    (uint32_t)ult__uc_sysarg(uc, 5));
 		if (ut != NULL)
 			ut->td.td_pinned--;
 	} else {
-		r = ult__libc_syscall(g[REG_RAX], g[REG_RDI], g[REG_RSI],
-		    g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9]);
+		r = ult__libc_syscall(nr, ult__uc_sysarg(uc, 0),
+		    ult__uc_sysarg(uc, 1), ult__uc_sysarg(uc, 2),
+		    ult__uc_sysarg(uc, 3), ult__uc_sysarg(uc, 4),
+		    ult__uc_sysarg(uc, 5));
 	}
-	g[REG_RAX] = r == -1 ? -errno : r;
+	ult__uc_set_sysret(uc, r == -1 ? -errno : r);
 	errno = saved;
 }
 

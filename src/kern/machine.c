@@ -18,6 +18,7 @@
 #include "preempt.h"
 
 struct mtx blocked_lock = MTX_INITIALIZER("blocked");
+#undef ult__tls_actcpu /* worker.h: the definition, not a fresh read */
 __thread int ult__tls_actcpu = -1;
 
 int

@@ -26,6 +26,7 @@
  * own, exact.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -33,6 +34,7 @@
 #include "runtime.h"
 #include "worker.h"
 #include "stack.h"
+#include "switch.h"
 #include "subsys.h"
 
 #ifndef MADV_GUARD_INSTALL
@@ -123,11 +125,39 @@ ult__stacks_fini(void)
 	}
 }
 
+/*
+ * The first guard installed by madvise is tested once: the kernel must
+ * refuse to read it (EFAULT from a write into a pipe).  qemu-user accepts
+ * any advice it does not know and does nothing, which would leave every
+ * stack unguarded; mprotect is honoured there.
+ */
+static int
+guard_holds(const void *p)
+{
+	int fd[2], ok, saved = ult__errno();
+
+	if (pipe2(fd, O_CLOEXEC | O_NONBLOCK) != 0) {
+		ult__set_errno(saved);
+		return (1); /* cannot tell: trust the kernel's answer */
+	}
+	ok = write(fd[1], p, 1) < 0 && ult__errno() == EFAULT;
+	close(fd[0]);
+	close(fd[1]);
+	ult__set_errno(saved);
+	return (ok);
+}
+
 static int
 install_guard(void *p, size_t len)
 {
-	if (!guard_mprotect && madvise(p, len, MADV_GUARD_INSTALL) == 0)
-		return (0);
+	static int tested;
+
+	if (!guard_mprotect && madvise(p, len, MADV_GUARD_INSTALL) == 0) {
+		if (tested || guard_holds(p)) {
+			tested = 1;
+			return (0);
+		}
+	}
 	guard_mprotect = 1;
 	return (mprotect(p, len, PROT_NONE));
 }

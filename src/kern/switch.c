@@ -47,6 +47,7 @@ stats_rq_delay(struct ult_thread *ut, uint64_t now)
 		ult__stats_hist_add(ut->rqd_hist, d);
 }
 
+#undef ult__tls_worker /* worker.h: the definition, not a fresh read */
 __thread struct ult__worker *ult__tls_worker
     __attribute__((tls_model("initial-exec")));
 

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "../os/linux/glibc_tls.h"
@@ -60,9 +59,10 @@ unavailable(void)
 #else
 	static const char *const sanitizers[] = {"__asan_init", "__tsan_init",
 	    "__msan_init", "__hwasan_init"};
+	const char *arch = ult__tp_unwritable();
 
-	if (!(getauxval(AT_HWCAP2) & ULT_HWCAP2_FSGSBASE))
-		return ("no FS base writes from user mode (FSGSBASE)");
+	if (arch != NULL)
+		return (arch);
 	if (ult__os_static_binary())
 		return ("static executable (glibc's TLS allocator is private "
 			"there)");

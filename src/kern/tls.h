@@ -15,9 +15,9 @@
 struct ult__worker;
 struct ult_thread;
 
-#if defined(ULT_CONTEXT_ASM) && defined(__x86_64__)
+#include "../arch/tp.h"
+#if defined(ULT_CONTEXT_ASM) && defined(ULT_ARCH_TP)
 #define ULT_TLS_SWITCH 1
-#include "../arch/x86_64/fsbase.h"
 #endif
 
 /* A uthread's TLS state (struct ult_thread's part). */

@@ -24,7 +24,7 @@ ult__tls_load(struct ult__worker *w, struct ult_thread *to)
 
 	/* The block holds this worker's words already if this worker loaded
 	 * it last: a uthread that stays put (the common case) pays only the
-	 * FS write. */
+	 * thread pointer write. */
 	if (to != &w->idle && to->tls_w != w) {
 		to->tls_w = w;
 		*(int *)(tp + ult__tls_off.tid) = ULT_LD(&w->tid);
@@ -34,7 +34,7 @@ ult__tls_load(struct ult__worker *w, struct ult_thread *to)
 			*(void **)(tp + ult__tls_off.arena) = w->tls_arena;
 		}
 	}
-	ult__wrfsbase(tp);
+	ult__tp_write(tp);
 #else
 	(void)w;
 	(void)to;
@@ -43,11 +43,11 @@ ult__tls_load(struct ult__worker *w, struct ult_thread *to)
 
 /*
  * switch_mid, before it releases the outgoing thread: after the release
- * another worker may run that thread, so this kernel thread's FS base
- * must name another block by then.  Usually the incoming thread has sat
- * in a run queue and is released already: load it now, one write of FS
- * (returns 1).  Otherwise move to the worker's own descriptor until it
- * is released (the caller loads it then).
+ * another worker may run that thread, so this kernel thread's thread
+ * pointer must name another block by then.  Usually the incoming thread
+ * has sat in a run queue and is released already: load it now, one write
+ * of the thread pointer (returns 1).  Otherwise move to the worker's own
+ * descriptor until it is released (the caller loads it then).
  */
 static inline int
 ult__tls_mid_early(struct ult__worker *w)
@@ -60,7 +60,7 @@ ult__tls_mid_early(struct ult__worker *w)
 	}
 #ifdef ULT_TLS_SWITCH
 	if (w->sw_prev != &w->idle)
-		ult__wrfsbase(w->tls_tp);
+		ult__tp_write(w->tls_tp);
 #endif
 	return (0);
 }

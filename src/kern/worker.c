@@ -137,7 +137,9 @@ spin_wait(struct ult__worker *w, uint64_t until)
 	for (unsigned i = 1;; i++) {
 		if (s->load(w->id) || ULT_LD(&ult__rt.stopping))
 			return (0);
-		if (ULT_LD(&w->park) == PARK_NOTIFIED) {
+		/* Acquire: the idle loop then looks for the enqueue stored
+		 * before the notifier's exchange (x86-64 orders it anyway). */
+		if (ULT_LD_ACQ(&w->park) == PARK_NOTIFIED) {
 			ULT_ST(&w->park, PARK_EMPTY);
 			return (0);
 		}

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "../arch/tp.h"
 #include "../os/linux/os.h"
 #include "../obs/trace.h"
 #include "../sched/machine.h"
@@ -117,6 +118,18 @@ extern __thread struct ult__worker *ult__tls_worker
 /* The CPU the clock thread acts for while it runs that CPU's clock or
  * timers; -1 otherwise.  See machine.c. */
 extern __thread int ult__tls_actcpu;
+
+/* Where the compiler keeps the thread pointer of a function's start
+ * (AArch64), a function that spans a switch would read the previous
+ * worker's words after it with per-worker TLS: both are read through the
+ * thread pointer of the moment there (arch/tp.h).  switch.c and
+ * machine.c, which define them, #undef these. */
+ULT_TLS_FRESH_DECLARE(ult__tls_worker)
+ULT_TLS_FRESH_DECLARE(ult__tls_actcpu)
+#ifdef ULT_TLS_TP_CACHED
+#define ult__tls_worker ULT_TLS_FRESH(ult__tls_worker)
+#define ult__tls_actcpu ULT_TLS_FRESH(ult__tls_actcpu)
+#endif
 
 /* The calling uthread, or NULL (foreign thread, or a worker's idle loop). */
 static inline struct ult_thread *

@@ -45,6 +45,11 @@ extern atomic_int ult__tsan_fence;
 #else
 #define ULT_FENCE() atomic_thread_fence(memory_order_seq_cst)
 #endif
+/* Release and acquire fences (TSan models these): a seqlock's writer
+ * orders its odd count before the data it then stores, its reader the
+ * data it loaded before its second count. */
+#define ULT_FENCE_REL() atomic_thread_fence(memory_order_release)
+#define ULT_FENCE_ACQ() atomic_thread_fence(memory_order_acquire)
 
 /*
  * The same for plain objects, which C11's atomic_* cannot take: the sync

@@ -6,6 +6,8 @@
 # workers, and under ULT_RUN with 4BSD on 4 workers (more workers than
 # this machine's CPUs on purpose).  Succeeds only if all three exit 0 and
 # print the same stdout; otherwise says which run differed and how.
+# With ULT_EMU set (a cross build's tests under qemu-user) every run is
+# emulated (ultrun.sh); ULT_TEST_TMO, if set, replaces the 60 s limit.
 set -u
 
 if [ $# -ne 2 ]; then
@@ -14,6 +16,8 @@ if [ $# -ne 2 ]; then
 fi
 ult_run=$1
 prog=$2
+tmo=${ULT_TEST_TMO:-60}
+. "$(dirname "$0")/ultrun.sh"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/dropin-compare.XXXXXX") || exit 2
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 2' HUP INT TERM
@@ -22,7 +26,7 @@ trap 'exit 2' HUP INT TERM
 run() {
 	name=$1
 	shift
-	timeout -k 5 60 "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" </dev/null
+	"$@" >"$tmp/$name.out" 2>"$tmp/$name.err" </dev/null
 	echo $? >"$tmp/$name.rc"
 }
 
@@ -31,7 +35,7 @@ report() {
 	rc=$(cat "$tmp/$1.rc")
 	[ "$rc" -eq 0 ] && return 0
 	if [ "$rc" -eq 124 ]; then
-		echo "$2: timed out (60 s)"
+		echo "$2: timed out ($tmo s)"
 	elif [ "$rc" -eq 137 ]; then
 		echo "$2: killed by SIGKILL (timed out, SIGTERM ignored?)"
 	elif [ "$rc" -gt 128 ]; then
@@ -57,12 +61,12 @@ report() {
 	return 1
 }
 
-run native "$prog"
+run native timeout -k 5 "$tmo" ${ULT_EMU:-} "$prog"
 # --stats: its closing line shows the drop-in was loaded and ran the
 # program on the runtime asked for (a run that silently fell back to
 # glibc's threads would print the same transcript).
-run ule2 "$ult_run" --ncpu 2 --stats -- "$prog"
-run bsd4 "$ult_run" --ncpu 4 --policy 4bsd --stats -- "$prog"
+run ule2 ultrun --ncpu 2 --stats -- "$prog"
+run bsd4 ultrun --ncpu 4 --policy 4bsd --stats -- "$prog"
 
 status=0
 report native "native" || status=1

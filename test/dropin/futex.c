@@ -376,6 +376,7 @@ foreign(void)
 static long
 raw_wake(atomic_uint *a)
 {
+#if defined(__x86_64__)
 	register long r10 __asm__("r10") = 0;
 	long r;
 
@@ -385,6 +386,21 @@ raw_wake(atomic_uint *a)
 			 "S"((long)FUTEX_WAKE_PRIVATE), "d"(1L), "r"(r10)
 			 : "rcx", "r11", "memory");
 	return (r);
+#elif defined(__aarch64__)
+	register long x8 __asm__("x8") = SYS_futex;
+	register long x0 __asm__("x0") = (long)a;
+	register long x1 __asm__("x1") = FUTEX_WAKE_PRIVATE;
+	register long x2 __asm__("x2") = 1;
+	register long x3 __asm__("x3") = 0;
+
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3)
+			 : "memory");
+	return (x0);
+#else
+#error "an inline futex wake for this architecture"
+#endif
 }
 
 static void

@@ -29,6 +29,9 @@ static struct {
 static int
 tsc_invariant(void)
 {
+#ifdef ULT_CPU_CYCLES_CONSTANT
+	return (1);
+#else
 	char line[4096];
 	int c = 0, n = 0;
 	FILE *f = fopen("/proc/cpuinfo", "r");
@@ -44,6 +47,7 @@ tsc_invariant(void)
 	}
 	fclose(f);
 	return (c && n);
+#endif
 }
 
 /* Once per process: the calibration outlives ult_shutdown/ult_init. */
@@ -77,7 +81,12 @@ ult__fastclock_update(void)
 		return;
 	mult = (uint64_t)(((unsigned __int128)(ns - fc.cal_ns) << 32) /
 	    (tsc - fc.cal_tsc));
-	atomic_fetch_add_explicit(&fc.seq, 1, memory_order_acq_rel);
+	/* The odd count must be visible before any of the new words.  An
+	 * acq_rel increment does not order the stores after it: on x86-64 the
+	 * locked add did; on AArch64 its store half (stlxr) may be seen after
+	 * them, and a reader could mix new words with an old even count. */
+	(void)ULT_ADD(&fc.seq, 1);
+	ULT_FENCE_REL();
 	ULT_ST(&fc.tsc0, tsc);
 	ULT_ST(&fc.ns0, ns);
 	ULT_ST(&fc.mult, mult);
@@ -95,7 +104,7 @@ ult__fastclock_now(void)
 		tsc0 = ULT_LD(&fc.tsc0);
 		ns0 = ULT_LD(&fc.ns0);
 		mult = ULT_LD(&fc.mult);
-		atomic_thread_fence(memory_order_acquire);
+		ULT_FENCE_ACQ();
 	} while ((s & 1) || s != ULT_LD(&fc.seq));
 	if (mult == 0 || !ult__cpu_cycles(&tsc) || tsc < tsc0)
 		return (ult__now());

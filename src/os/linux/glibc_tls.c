@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Thread blocks for uthreads on glibc, x86-64 (see glibc_tls.h and
- * DESIGN.md section 10).
+ * Thread blocks for uthreads on glibc, x86-64 and AArch64 (see
+ * glibc_tls.h and DESIGN.md section 10).
  *
  * A block comes from ld.so's _dl_allocate_tls, the allocator glibc uses
  * for its own threads: the static TLS of every module (images copied)
@@ -14,6 +14,13 @@
  * refuses to go on unless every offset glibc describes for libthread_db
  * (_thread_db_*), and every one measured on a fresh thread, agrees with
  * the mirror.
+ *
+ * x86-64 uses TLS variant II: the thread pointer is the descriptor, whose
+ * head is the TCB, and static TLS lies below it.  AArch64 uses variant I:
+ * the thread pointer names a two-word TCB (the dtv and a spare), static
+ * TLS lies above it and struct pthread right below it (glibc's
+ * TLS_PRE_TCB_SIZE), whose head is then two ints in 24 words of padding.
+ * PD() and DTV() below hide the difference.
  */
 #include <ctype.h>
 #include <dlfcn.h>
@@ -44,8 +51,9 @@
 #include "glibc_tls.h"
 #include "../../util/lock.h"
 
-#if defined(__x86_64__) && defined(HAVE_RSEQ_H)
-#include "../../arch/x86_64/fsbase.h"
+#include "../../arch/tp.h"
+
+#if defined(ULT_ARCH_TP) && defined(HAVE_RSEQ_H)
 
 /* ---- glibc 2.36's struct pthread (nptl/descr.h), names and types ---- */
 
@@ -69,6 +77,7 @@ struct m_key_struct {
 	void (*destr)(void *);
 };
 
+#if ULT_TLS_VARIANT == 2
 struct m_tcbhead {
 	void *tcb, *dtv, *self;
 	int multiple_threads, gscope_flag;
@@ -84,9 +93,21 @@ struct m_tcbhead {
 	} unused2[8][4] __attribute__((aligned(32)));
 	void *padding[8];
 };
+#else
+union m_tcbhead {
+	struct {
+		int multiple_threads, gscope_flag;
+	};
+	void *padding[24];
+};
+#endif
 
 struct m_pthread {
+#if ULT_TLS_VARIANT == 2
 	struct m_tcbhead header;
+#else
+	union m_tcbhead header;
+#endif
 	struct m_list list;
 	pid_t tid;
 	void *robust_prev;
@@ -132,6 +153,16 @@ union m_dtv {
 };
 
 #define M_OFF(f) ((long)offsetof(struct m_pthread, f))
+#if ULT_TLS_VARIANT == 2
+#define M_PRE 0l /* the descriptor is at the thread pointer */
+#define DTV(tp) (((struct m_pthread *)(tp))->header.dtv)
+#else
+#define M_PRE ((long)sizeof(struct m_pthread)) /* right below it */
+#define DTV(tp) (((void **)(tp))[0])	       /* the TCB's first word */
+#endif
+/* A block's descriptor, and an offset in it from the thread pointer. */
+#define PD(tp) ((struct m_pthread *)(void *)((char *)(tp)-M_PRE))
+#define M_TP(f) (M_OFF(f) - M_PRE)
 #define DTV_UNALLOCATED ((void *)-1l)
 #define SIGSETXID 33		      /* glibc's, __SIGRTMIN + 1 */
 #define X86_FEATURE_1_SHSTK (1u << 1) /* CET shadow stack in feature_1 */
@@ -241,8 +272,13 @@ build_span(void)
 		if (mods[i].off + (long)mods[i].memsz > hi)
 			hi = mods[i].off + (long)mods[i].memsz;
 	}
+#if ULT_TLS_VARIANT == 2
 	if (hi > 0 || hi <= lo || hi - lo > SPAN_MAX)
 		return;
+#else
+	if (lo < ULT_TLS_TCB_SIZE || hi <= lo || hi - lo > SPAN_MAX)
+		return;
+#endif
 	len = (size_t)(hi - lo);
 	if ((span_image = calloc(1, len)) == NULL)
 		return;
@@ -251,6 +287,17 @@ build_span(void)
 		    mods[i].filesz);
 	span_lo = lo;
 	span_len = len;
+}
+
+/* Static TLS: below tp in variant II, above the TCB in variant I. */
+static int
+in_static_tls(const char *d)
+{
+#if ULT_TLS_VARIANT == 2
+	return (d < pr.tp && d >= pr.tp - (long)static_size);
+#else
+	return (d >= pr.tp + ULT_TLS_TCB_SIZE && d < pr.tp + (long)static_size);
+#endif
 }
 
 static int
@@ -266,7 +313,7 @@ find_libc_and_mods(struct dl_phdr_info *info, size_t sz, void *arg)
 		if (ph->p_type != PT_TLS)
 			continue;
 		/* Dynamic TLS is the dtv's business, not the block's. */
-		if (d == NULL || d >= pr.tp || d < pr.tp - (long)static_size) {
+		if (d == NULL || !in_static_tls(d)) {
 			ndynamic++;
 			continue;
 		}
@@ -369,22 +416,31 @@ probe_thread(void *arg)
 
 	(void)arg;
 	pr.tp = ult__tp();
-	pd = (struct m_pthread *)(void *)pr.tp;
+	pd = PD(pr.tp);
 	resp = priv("__resp"); /* this thread's instance */
-	if (pd->header.self != pd || pd->tid != gettid())
+	if (pd->tid != gettid())
+		pr.why = "the thread pointer is not the descriptor's";
+#if ULT_TLS_VARIANT == 2
+	else if (pd->header.self != pd)
 		pr.why = "the thread pointer is not the descriptor";
-	else if (syscall(SYS_get_robust_list, 0, &rh, &len) != 0 ||
-	    (char *)rh != (char *)&pd->robust_head)
+#endif
+	/* qemu-user implements no robust lists (ENOSYS): the other offsets
+	 * are checked all the same. */
+	else if (syscall(SYS_get_robust_list, 0, &rh, &len) != 0
+		? errno != ENOSYS
+		: (char *)rh != (char *)&pd->robust_head)
 		pr.why = "the robust list is not where the descriptor's is";
 	else if (resp == NULL || *resp != (char *)&pd->res)
 		pr.why = "the resolver state is not where the descriptor's is";
+#if ULT_TLS_VARIANT == 2
 	else if (pd->header.feature_1 & X86_FEATURE_1_SHSTK)
 		pr.why = "a CET shadow stack is enabled";
+#endif
 	if (pr.why != NULL)
 		return (NULL);
 	off_resp = (char *)resp - pr.tp;
 	memcpy(&tmpl, pd, sizeof(tmpl));
-	base_gen = ((union m_dtv *)pd->header.dtv)[0].counter;
+	base_gen = ((union m_dtv *)DTV(pr.tp))[0].counter;
 	nmods = ndynamic = 0;
 	pr.libc_lo = pr.libc_hi = 0;
 	{
@@ -426,19 +482,25 @@ ult__glibc_tls_probe(void)
 		const char *name;
 		long want;
 	} tdb[] = {
-	    {"_thread_db_pthread_tid", M_OFF(tid)},
-	    {"_thread_db_pthread_list", M_OFF(list)},
-	    {"_thread_db_pthread_specific", M_OFF(specific)},
-	    {"_thread_db_pthread_cancelhandling", M_OFF(cancelhandling)},
-	    {"_thread_db_pthread_report_events", M_OFF(report_events)},
-	    {"_thread_db_pthread_start_routine", M_OFF(start_routine)},
-	    {"_thread_db_pthread_eventbuf", M_OFF(eventbuf)},
-	    {"_thread_db_pthread_dtvp", M_OFF(header.dtv)},
-	    {"_thread_db_pthread_schedpolicy", M_OFF(schedpolicy)},
-	    {"_thread_db_pthread_key_struct_destr",
-		offsetof(struct m_key_struct, destr)},
-	    {"_thread_db_pthread_key_data_data",
-		offsetof(struct m_key_data, data)},
+		{"_thread_db_pthread_tid", M_OFF(tid)},
+		{"_thread_db_pthread_list", M_OFF(list)},
+		{"_thread_db_pthread_specific", M_OFF(specific)},
+		{"_thread_db_pthread_cancelhandling", M_OFF(cancelhandling)},
+		{"_thread_db_pthread_report_events", M_OFF(report_events)},
+		{"_thread_db_pthread_start_routine", M_OFF(start_routine)},
+		{"_thread_db_pthread_eventbuf", M_OFF(eventbuf)},
+#if ULT_TLS_VARIANT == 2
+		{"_thread_db_pthread_dtvp", M_OFF(header.dtv)},
+#else
+		/* glibc describes the TCB's dtv as if it were a field past the
+		 * descriptor's end (TLS_PRE_TCB_SIZE + 0). */
+		{"_thread_db_pthread_dtvp", M_PRE},
+#endif
+		{"_thread_db_pthread_schedpolicy", M_OFF(schedpolicy)},
+		{"_thread_db_pthread_key_struct_destr",
+		    offsetof(struct m_key_struct, destr)},
+		{"_thread_db_pthread_key_data_data",
+		    offsetof(struct m_key_data, data)},
 	};
 
 	if (strcmp(gnu_get_libc_version(), "2.36") != 0) {
@@ -466,7 +528,7 @@ ult__glibc_tls_probe(void)
 		if (tdb_off(tdb[i].name) != tdb[i].want)
 			return ("struct pthread is not laid out as this build "
 				"knows");
-	if (*rseq_off != M_OFF(rseq_area))
+	if (*rseq_off != M_TP(rseq_area))
 		return ("the rseq area is not where this build knows");
 	off_rseq = (long)*rseq_off;
 	off_dlerror = 0;
@@ -475,7 +537,7 @@ ult__glibc_tls_probe(void)
 	if ((why = slab_geometry(static_size, align)) != NULL)
 		return (why);
 	memset(&ult__glibc_tls, 0, sizeof(ult__glibc_tls));
-	ult__glibc_tls.tid = M_OFF(tid);
+	ult__glibc_tls.tid = M_TP(tid);
 	memset(&pr, 0, sizeof(pr));
 	/* dlvsym of a TLS variable gives the calling thread's instance. */
 	{
@@ -504,8 +566,10 @@ ult__glibc_tls_probe(void)
  * on a loaded host).  A slab is unmapped when its last block is freed
  * (at shutdown).  glibc's allocator, given the memory, still makes the
  * dtv and copies the images, as for a thread on a user stack.  A slot
- * starts with its slab's address; the block's static TLS and descriptor
- * fill its top.
+ * starts with its slab's address; the block fills its top as glibc lays
+ * one out at a stack's top: static TLS below the descriptor at tp
+ * (variant II), or the descriptor below tp and static TLS above it
+ * (variant I).
  */
 #define SLAB_SLOTS 64
 
@@ -536,26 +600,37 @@ slab_geometry(size_t size, size_t align)
 		align = 64;
 	if (align > 4096 || (align & (align - 1)) != 0)
 		return ("static TLS aligned beyond a page");
-	/* Static TLS (size, the descriptor included) below a descriptor
-	 * aligned as glibc aligns it (down by less than align), and at least
-	 * align bytes below it for the slab word; every slot aligned so. */
+	/* The block (size: static TLS with the TCB; in variant I the
+	 * descriptor below it too) aligned as glibc aligns it (down by less
+	 * than align), and at least align bytes below it for the slab word;
+	 * every slot aligned so. */
 	slot_align = align;
-	slot_size = (size + 3 * align - 1) & ~(align - 1);
+	slot_size = (size + (size_t)M_PRE + 3 * align - 1) & ~(align - 1);
 	slab_hdr = (sizeof(struct slab) + align - 1) & ~(align - 1);
 	return (NULL);
 }
 
-/* The descriptor (the thread pointer) of the block in a slot. */
-static struct m_pthread *
-slot_pd(char *slot)
+/* How far the block's top lies above its thread pointer. */
+static size_t
+tp_to_top(void)
 {
-	return ((struct m_pthread *)(((uintptr_t)slot + slot_size -
-					 sizeof(struct m_pthread)) &
+#if ULT_TLS_VARIANT == 2
+	return (sizeof(struct m_pthread));
+#else
+	return (static_size);
+#endif
+}
+
+/* The thread pointer of the block in a slot. */
+static char *
+slot_tp(char *slot)
+{
+	return ((char *)(((uintptr_t)slot + slot_size - tp_to_top()) &
 	    ~(uintptr_t)(slot_align - 1)));
 }
 
-/* A zeroed slot's descriptor (the thread pointer), or NULL. */
-static struct m_pthread *
+/* A zeroed slot's thread pointer, or NULL. */
+static char *
 slot_get(void)
 {
 	struct slab *sl;
@@ -585,17 +660,17 @@ slot_get(void)
 		slab_cur = NULL;
 	mtx_unlock_spin(&slab_lock);
 	*(struct slab **)(void *)slot = sl;
-	return (slot_pd(slot));
+	return (slot_tp(slot));
 }
 
 /* A block's slot is back: its slab goes when it was the last. */
 static void
-slot_put(struct m_pthread *pd)
+slot_put(char *tp)
 {
-	/* pd is the slot's end less the descriptor, rounded down to the
+	/* tp is the slot's end less tp_to_top, rounded down to the
 	 * alignment the slots have. */
-	uintptr_t slot = ((uintptr_t)pd + sizeof(struct m_pthread) - slot_size +
-			     slot_align - 1) &
+	uintptr_t slot =
+	    ((uintptr_t)tp + tp_to_top() - slot_size + slot_align - 1) &
 	    ~(uintptr_t)(slot_align - 1);
 	struct slab *sl = *(struct slab **)slot;
 	int unmap;
@@ -668,7 +743,6 @@ static int
 scan_late(struct dl_phdr_info *info, size_t sz, void *arg)
 {
 	struct late_scan *sc = arg;
-	long lo = -(long)(static_size - sizeof(struct m_pthread));
 
 	(void)sz;
 	for (int i = 0; i < info->dlpi_phnum && !sc->failed; i++) {
@@ -688,8 +762,14 @@ scan_late(struct dl_phdr_info *info, size_t sz, void *arg)
 		if (d == NULL)
 			continue;
 		off = d - sc->tp;
-		if (off >= 0 || off < lo)
+#if ULT_TLS_VARIANT == 2
+		if (off >= 0 ||
+		    off < -(long)(static_size - sizeof(struct m_pthread)))
 			continue; /* dynamic TLS: the dtv's business */
+#else
+		if (off < ULT_TLS_TCB_SIZE || off >= (long)static_size)
+			continue;
+#endif
 		for (int k = 0; k < nmods; k++)
 			known |= mods[k].off == off;
 		if (known)
@@ -760,8 +840,8 @@ ult__glibc_tls_dlopened(void)
 			continue;
 		for (struct slab *sl = slabs; sl != NULL; sl = sl->next)
 			for (size_t j = 0; j < sl->carved; j++)
-				late_init((char *)slot_pd((char *)sl +
-					      slab_hdr + j * slot_size),
+				late_init(slot_tp((char *)sl + slab_hdr +
+					      j * slot_size),
 				    &sc.v[i]);
 	}
 	old = late;
@@ -776,20 +856,30 @@ ult__glibc_tls_dlopened(void)
 void *
 ult__glibc_tls_alloc(void)
 {
-	struct m_pthread *pd = slot_get();
-	void *dtv;
+	/* glibc's allocator, given the memory, takes the thread pointer:
+	 * the descriptor (variant II) or the TCB above it (variant I). */
+	char *tp = slot_get();
+	struct m_pthread *pd;
 
-	if (pd == NULL)
+	if (tp == NULL)
 		return (NULL);
-	if (g.allocate_tls(pd) == NULL) {
-		slot_put(pd);
+	if (g.allocate_tls(tp) == NULL) {
+		slot_put(tp);
 		return (NULL);
 	}
+	pd = PD(tp);
 	/* The descriptor is zero but for the dtv; static TLS is the images. */
-	dtv = pd->header.dtv;
+#if ULT_TLS_VARIANT == 2
+	{
+		void *dtv = pd->header.dtv;
+
+		pd->header = tmpl.header;
+		pd->header.tcb = pd->header.self = pd;
+		pd->header.dtv = dtv;
+	}
+#else
 	pd->header = tmpl.header;
-	pd->header.tcb = pd->header.self = pd;
-	pd->header.dtv = dtv;
+#endif
 	pd->header.gscope_flag = 0;
 	/* fork's child unlinks THREAD_SELF from glibc's thread lists. */
 	pd->list.next = pd->list.prev = &pd->list;
@@ -804,15 +894,15 @@ ult__glibc_tls_alloc(void)
 	/* The kernel updates only the worker's registered area: this one
 	 * says "not registered", so sched_getcpu asks the vDSO. */
 	pd->rseq_area.cpu_id = RSEQ_CPU_ID_REGISTRATION_FAILED;
-	*(void **)((char *)pd + off_resp) = &pd->res;
-	return (pd);
+	*(void **)(tp + off_resp) = &pd->res;
+	return (tp);
 }
 
 void
 ult__glibc_tls_start(void *tp, void *stack, size_t size, void *(*fn)(void *),
     void *arg)
 {
-	struct m_pthread *pd = tp;
+	struct m_pthread *pd = PD(tp);
 
 	/* pthread_getattr_np(pthread_self()) reports the uthread's stack. */
 	pd->stackblock = stack;
@@ -854,8 +944,8 @@ key_destructors(void)
 void
 ult__glibc_tls_exit(void)
 {
-	struct m_pthread *pd = ult__tp();
-	char *tp = (char *)pd;
+	char *tp = ult__tp();
+	struct m_pthread *pd = PD(tp);
 
 	g.call_tls_dtors();
 	if (pd->specific_used)
@@ -872,8 +962,8 @@ ult__glibc_tls_exit(void)
 void
 ult__glibc_tls_reset(void *tp)
 {
-	struct m_pthread *pd = tp;
-	union m_dtv *dtv = pd->header.dtv;
+	struct m_pthread *pd = PD(tp);
+	union m_dtv *dtv = DTV(tp);
 
 	/*
 	 * Dynamic TLS of modules the uthread touched; the dtv stays.  There
@@ -955,10 +1045,13 @@ ult__glibc_rseq_forget(void *tp)
 	/* glibc registers max(__rseq_size, 32) bytes; the kernel wants the
 	 * same address, length and signature back. */
 	unsigned len = __rseq_size > 32 ? __rseq_size : 32;
+	int e = errno; /* the child's errno is the forking uthread's: keep it
+			  where the call fails (qemu-user has no rseq) */
 
 	if (off_rseq != 0)
 		(void)syscall(SYS_rseq, (char *)tp + off_rseq, len,
 		    1 /* RSEQ_FLAG_UNREGISTER */, RSEQ_SIG);
+	errno = e;
 }
 
 void
@@ -991,14 +1084,14 @@ static int setxid_wrapped;
 static void
 setxid_handler(int sig, siginfo_t *si, void *uc)
 {
-	void *own = ult__tls_host_tp(), *tp = ult__rdfsbase();
+	void *own = ult__tls_host_tp(), *tp = ult__tp_read();
 	int move = own != NULL && own != tp;
 
 	if (move)
-		ult__wrfsbase(own);
+		ult__tp_write(own);
 	setxid_glibc(sig, si, uc);
 	if (move)
-		ult__wrfsbase(tp);
+		ult__tp_write(tp);
 }
 
 int
@@ -1032,7 +1125,7 @@ ult__glibc_setxid_unwrap(void)
 	setxid_wrapped = 0;
 }
 
-#else /* !x86-64 or no rseq: no blocks; the probe says so */
+#else /* no known thread pointer or no rseq: no blocks; the probe says so */
 
 struct ult__glibc_tls ult__glibc_tls;
 
