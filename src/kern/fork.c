@@ -49,7 +49,7 @@ static void
 adopt_mid(void *arg)
 {
 	(void)arg;
-	ult__wrfsbase(host.tp);
+	ult__tp_write(host.tp);
 	ult__thread_adopt_add(host.ut, host.attr);
 }
 #endif
