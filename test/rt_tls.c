@@ -465,11 +465,16 @@ tls_dlopen(const char *path, int is_static)
 	*(void **)&dso_buf = dlsym(h, "tls_dso_buf_addr");
 	CHECK(dso_value != NULL && dso_buf != NULL);
 	if (is_static) {
-		/* Below this thread's descriptor, within its block. */
-		uintptr_t tp = (uintptr_t)pthread_self(),
+		/* Within this thread's block: below the thread pointer
+		 * (x86-64, TLS variant II) or above it (AArch64, variant I). */
+		uintptr_t tp = (uintptr_t)__builtin_thread_pointer(),
 			  v = (uintptr_t)dso_value();
 
+#if defined(__aarch64__)
+		CHECK(v > tp && v - tp < 65536);
+#else
 		CHECK(v < tp && tp - v < 65536);
+#endif
 	}
 	*dso_value() = 99; /* this thread's own instance */
 	ult_barrier_wait(&dso_bar);
