@@ -447,6 +447,7 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 		return;
 	if (dp == ult__dropin_self()) {
 		uint64_t all = ~(uint64_t)0;
+		unsigned i = 0;
 
 		/* Off the list, it is chosen for no more process signals.
 		 * One the catcher read before the thread's drain is now
@@ -455,7 +456,7 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 		 * kernel would have before the thread ended. */
 		ULT_FENCE(); /* the set's change before the look */
 		while (ULT_PLD_SC(&sc.reading))
-			ult_yield();
+			ult__dropin_backoff(&i);
 		ult__dropin_sig_drain(dp);
 		/* An ending thread takes no more signals: one its worker
 		 * took now would be queued on it and lost. */

@@ -432,15 +432,36 @@ ult__dropin_stack_guard(void)
 	return (ult__rt.stack_guard);
 }
 
+/* The peer that ends such a wait may be another uthread of this worker
+ * (yielding lets it run) or a kernel thread the host has descheduled
+ * (only a sleep gives it the CPU back); a thread that is not a uthread
+ * pauses instead of yielding, which would be sched_yield. */
+void
+ult__dropin_backoff(unsigned *iter)
+{
+	unsigned n = (*iter)++;
+
+	if (n < 64) {
+		if (ult__self_ut() != NULL)
+			ult_yield();
+		else
+			ult__cpu_relax();
+		return;
+	}
+	n -= 64;
+	(void)ult_sleep_ns(16000ull << (n < 6 ? n : 6));
+}
+
 ult_thread_t *
 ult__dropin_ut(struct dp_thread *dp)
 {
 	ult_thread_t *ut;
+	unsigned i = 0;
 
 	/* The creator stores it right after the spawn; the thread at its
 	 * start.  A handle read in between waits for one of them. */
 	while ((ut = ULT_PLD_ACQ(&dp->ut)) == NULL)
-		ult_yield();
+		ult__dropin_backoff(&i);
 	return (ut);
 }
 
