@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "arch/cpu.h"
+#include "util/lock.h"
 #include "dropin.h"
 
 #define CHUNK 1024
@@ -22,12 +22,14 @@
 
 static struct dp_thread *_Atomic *_Atomic chunks[NCHUNKS];
 static int nslots; /* under lock */
-static int lock;
+/* Taken only to hand out a slot (pthread_getcpuclockid), never in a
+ * signal handler: reads need no lock. */
+static struct mtx lock = MTX_INITIALIZER("dropin cpu clocks");
 
 void
 ult__dropin_cpuclock_fork_child(void)
 {
-	lock = 0;
+	mtx_init(&lock, "dropin cpu clocks");
 }
 
 static clockid_t
@@ -51,23 +53,22 @@ slot_new(struct dp_thread *dp)
 	struct dp_thread *_Atomic *ch;
 	int s;
 
-	while (ULT_PXCHG_ACQ(&lock, 1))
-		ult__cpu_relax();
+	mtx_lock_spin(&lock);
 	s = nslots;
 	if (s >= CHUNK * NCHUNKS) {
-		ULT_PST_REL(&lock, 0);
+		mtx_unlock_spin(&lock);
 		return (-1);
 	}
 	if ((ch = ULT_PLD_ACQ(&chunks[s / CHUNK])) == NULL) {
 		if ((ch = calloc(CHUNK, sizeof(*ch))) == NULL) {
-			ULT_PST_REL(&lock, 0);
+			mtx_unlock_spin(&lock);
 			return (-1);
 		}
 		ULT_PST_REL(&chunks[s / CHUNK], ch);
 	}
 	ULT_PST_REL(&ch[s % CHUNK], dp);
 	nslots = s + 1;
-	ULT_PST_REL(&lock, 0);
+	mtx_unlock_spin(&lock);
 	return (s);
 }
 

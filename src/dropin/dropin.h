@@ -36,6 +36,10 @@ ult__dropin_up(void)
 	if (__builtin_expect(!ULT_PLD_ACQ(&ult__dropin_ready), 0))
 		ult__dropin_up_slow();
 }
+/* One step of a wait for a store nobody wakes the waiter for: 64
+ * yields (pauses outside a uthread), then sleeps of 16 us doubling to
+ * 1 ms (thread.c). */
+void ult__dropin_backoff(unsigned *iter);
 size_t ult__dropin_default_stack(void);
 size_t ult__dropin_main_stack(void);
 size_t ult__dropin_stack_guard(void); /* below each stack of ult's */

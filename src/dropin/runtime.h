@@ -38,6 +38,9 @@
  *   ult__preempt_hook_run
  * The spin locks and their assertions (util/lock.h, util/kassert.h):
  *   ult__mtx_lock_slow ult__mtx_wake ult__mtx_self ult__assert_fail
+ * Threads that arrive while the drop-in starts the runtime sleep on
+ * the start's state word (os/linux/os.h):
+ *   ult__futex_wait ult__futex_wake
  */
 #ifndef ULT_DROPIN_RUNTIME_H
 #define ULT_DROPIN_RUNTIME_H

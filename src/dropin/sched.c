@@ -318,13 +318,14 @@ int
 pthread_getattr_np(pthread_t t, pthread_attr_t *a)
 {
 	struct dp_thread *dp = named(t);
+	unsigned i = 0;
 	int err;
 
 	if (dp == NULL)
 		return (ult__libc_pthread_getattr_np(t, a));
 	ult__dropin_ut(dp);
 	while (ULT_PLD_ACQ(&dp->desc) == NULL)
-		ult_yield();
+		ult__dropin_backoff(&i);
 	/* The block's descriptor has the uthread's stack bounds. */
 	if ((err = ult__libc_pthread_getattr_np((pthread_t)dp->desc, a)) != 0)
 		return (err);

@@ -19,8 +19,6 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "arch/cpu.h"
-
 #include "runtime.h"
 #include "dropin.h"
 
@@ -45,13 +43,19 @@ static struct act {
 	int known;
 	uint64_t mask;
 } acts[65];
-static int acts_lock;
+/* Writers and first readers of acts.  A program's handler may call
+ * sigaction (it is async-signal-safe), and on a thread that is not a
+ * worker the trampoline runs the handler wherever the signal lands,
+ * sigaction's own locked region included: the lock is held with the
+ * asynchronous signals blocked, so that no handler on this kernel thread
+ * waits for the code it interrupted. */
+static struct mtx acts_lock = MTX_INITIALIZER("dropin sigaction table");
 
 /* A fork child: the lock's holder may be the parent's. */
 void
 ult__dropin_sigact_fork_child(void)
 {
-	acts_lock = 0;
+	mtx_init(&acts_lock, "dropin sigaction table");
 }
 
 static int
@@ -75,17 +79,21 @@ wrapped(int sig)
 	return (sig >= 1 && sig <= 64);
 }
 
-static void
+static uint64_t
 lock(void)
 {
-	while (ULT_PXCHG_ACQ(&acts_lock, 1))
-		ult__cpu_relax();
+	uint64_t old = ult__os_sigmask_get();
+
+	ult__os_sigmask(~ULT_SIGMASK_KEEP | old);
+	mtx_lock_spin(&acts_lock);
+	return (old);
 }
 
 static void
-unlock(void)
+unlock(uint64_t old)
 {
-	ULT_PST_REL(&acts_lock, 0);
+	mtx_unlock_spin(&acts_lock);
+	ult__os_sigmask(old);
 }
 
 /* acts[sig] from the kernel, the first time (locked). */
@@ -132,9 +140,11 @@ install(int sig, const struct sigaction *a)
 int
 sigaction(int sig, const struct sigaction *a, struct sigaction *o)
 {
+	uint64_t old;
+
 	if (!wrapped(sig))
 		return (real_sigaction(sig, a, o));
-	lock();
+	old = lock();
 	learn(sig);
 	if (o != NULL) {
 		memset(o, 0, sizeof(*o));
@@ -147,10 +157,10 @@ sigaction(int sig, const struct sigaction *a, struct sigaction *o)
 		memcpy(&o->sa_mask, &acts[sig].mask, sizeof(uint64_t));
 	}
 	if (a != NULL && install(sig, a) != 0) {
-		unlock();
+		unlock(old);
 		return (-1);
 	}
-	unlock();
+	unlock(old);
 	return (0);
 }
 
@@ -319,9 +329,11 @@ ult__dropin_deliver(struct dp_thread *dp, int sig, void *uc)
 		syscall(SYS_tgkill, getpid(), (pid_t)syscall(SYS_gettid), sig);
 		return (0);
 	}
-	lock();
-	learn(sig);
-	unlock();
+	if (!ULT_PLD_ACQ(&acts[sig].known)) {
+		old = lock();
+		learn(sig);
+		unlock(old);
+	}
 	fn = ULT_PLD(&acts[sig].fn);
 	flags = ULT_PLD(&acts[sig].flags);
 	if (fn == (void *)SIG_IGN)

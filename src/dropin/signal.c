@@ -12,8 +12,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "arch/cpu.h"
-
 #include "runtime.h"
 #include "dropin.h"
 
@@ -37,7 +35,7 @@ int ult__dropin_nqueued;
  * every signal blocked there.  Beyond DP_RTQ, instances are dropped (the
  * kernel's queue has a limit too).
  */
-static int rt_lk;
+static struct mtx rt_lk = MTX_INITIALIZER("dropin rt signal queue");
 
 static int
 is_rt(int sig)
@@ -51,16 +49,14 @@ rt_lock(void)
 	uint64_t old = ult__os_sigmask_get();
 
 	ult__os_sigmask(~ULT_SIGMASK_KEEP | old);
-	while (ULT_PXCHG_ACQ(&rt_lk, 1))
-		while (ULT_PLD(&rt_lk))
-			ult__cpu_relax();
+	mtx_lock_spin(&rt_lk);
 	return (old);
 }
 
 static void
 rt_unlock(uint64_t old)
 {
-	ULT_PST_REL(&rt_lk, 0);
+	mtx_unlock_spin(&rt_lk);
 	ult__os_sigmask(old);
 }
 
@@ -213,8 +209,14 @@ ult__dropin_signals(struct dp_thread *dp)
  * the process, lets it take that action.  A signal every uthread blocks
  * stays pending for sigwait, as natively.
  */
+/* sc.lock is taken in a signal handler only where the interrupted code
+ * cannot hold it: by the trampoline on a worker running its idle loop or
+ * a uthread of the runtime's own, or at a preemption safe point (the
+ * program's text); the catcher blocks every signal.  So it is held with
+ * signals open, which keeps pthread_sigmask free of two more system
+ * calls. */
 static struct {
-	int lock; /* a spin lock: a few stores under it */
+	struct mtx lock; /* a few stores under it */
 	int nlive;
 	int blocked[64]; /* live uthreads blocking signal i + 1 */
 	int waiting[64]; /* uthreads in sigwait or sigsuspend for it */
@@ -225,7 +227,7 @@ static struct {
 	struct dp_thread *list; /* live threads, by next_live */
 	int efd;		/* tells the catcher `accepted' moved */
 	int reading;		/* (a) the catcher has a signal in hand */
-} sc = {.efd = -1};
+} sc = {.lock = MTX_INITIALIZER("dropin signal counts"), .efd = -1};
 
 /* A fork child: the parent's threads and catcher are not there (its
  * eventfd is the parent's catcher's).  Their handles are dead there
@@ -233,7 +235,7 @@ static struct {
 void
 ult__dropin_sig_fork_child(struct dp_thread *keep)
 {
-	if (sc.lock == 0)
+	if (ULT_LD(&sc.lock.mtx_locked) == 0)
 		for (struct dp_thread *dp = sc.list; dp != NULL;
 		     dp = dp->next_live)
 			if (dp != keep)
@@ -241,6 +243,8 @@ ult__dropin_sig_fork_child(struct dp_thread *keep)
 	if (sc.efd >= 0)
 		(void)ult__libc_syscall(SYS_close, sc.efd);
 	memset(&sc, 0, sizeof(sc));
+	mtx_init(&sc.lock, "dropin signal counts");
+	mtx_init(&rt_lk, "dropin rt signal queue");
 	sc.efd = -1;
 	ult__dropin_nqueued = 0;
 }
@@ -248,8 +252,7 @@ ult__dropin_sig_fork_child(struct dp_thread *keep)
 static void
 sc_lock(void)
 {
-	while (ULT_PXCHG_ACQ(&sc.lock, 1))
-		ult__cpu_relax();
+	mtx_lock_spin(&sc.lock);
 }
 
 static void
@@ -267,7 +270,7 @@ sc_unlock(void)
 	moved = acc != sc.accepted || wt != sc.waited;
 	sc.accepted = acc;
 	ULT_PST_REL(&sc.waited, wt);
-	ULT_PST_REL(&sc.lock, 0);
+	mtx_unlock_spin(&sc.lock);
 	if (moved && sc.efd >= 0 && write(sc.efd, &one, sizeof(one)) < 0)
 		(void)0; /* saturated: the catcher looks anyway */
 }
@@ -444,6 +447,7 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 		return;
 	if (dp == ult__dropin_self()) {
 		uint64_t all = ~(uint64_t)0;
+		unsigned i = 0;
 
 		/* Off the list, it is chosen for no more process signals.
 		 * One the catcher read before the thread's drain is now
@@ -452,7 +456,7 @@ ult__dropin_sig_live(struct dp_thread *dp, uint64_t mask, int live)
 		 * kernel would have before the thread ended. */
 		ULT_FENCE(); /* the set's change before the look */
 		while (ULT_PLD_SC(&sc.reading))
-			ult_yield();
+			ult__dropin_backoff(&i);
 		ult__dropin_sig_drain(dp);
 		/* An ending thread takes no more signals: one its worker
 		 * took now would be queued on it and lost. */

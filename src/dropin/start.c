@@ -6,6 +6,7 @@
  * options in the environment (ULT_POLICY, ULT_NCPU, ULT_RUN_STATS).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "dropin.h"
+#include "os/linux/os.h"
 
 int ult__dropin_ready;
 static int _Atomic up_state; /* 0 down, 1 starting, 2 up */
@@ -165,6 +167,9 @@ ult__dropin_up_slow(void)
 		start();
 		ULT_PST_REL(&up_state, 2);
 		ULT_PST(&starter, 0);
+		/* A failed start exits the process (ult__dropin_fatal), so
+		 * this is the only end to wake the waiters for. */
+		ult__futex_wake((atomic_uint *)(void *)&up_state, INT_MAX);
 	}
 }
 
@@ -178,8 +183,14 @@ ult__dropin_up_wait(void)
 	 * cannot wait for the start. */
 	if (ULT_PLD(&starter) == syscall(SYS_gettid))
 		return (EAGAIN);
-	while (!ULT_PLD_ACQ(&ult__dropin_ready))
-		ult__libc_sched_yield();
+	/* Asleep on the state word, not in a yield loop: the start takes
+	 * milliseconds, and a waiter that keeps a CPU may be keeping it
+	 * from the starter. */
+	while (!ULT_PLD_ACQ(&ult__dropin_ready)) {
+		if (ULT_PLD_ACQ(&up_state) == 2)
+			return (ULT_PLD_ACQ(&ult__dropin_ready) ? 0 : EAGAIN);
+		(void)ult__futex_wait((atomic_uint *)(void *)&up_state, 1, 0);
+	}
 	return (0);
 }
 

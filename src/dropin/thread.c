@@ -67,18 +67,19 @@ ult__dropin_dead(pthread_t t)
 	return (dp != NULL && ULT_PLD(&dp->magic) == DP_DEAD);
 }
 
-/* Records of ended threads, never freed (DP_DEAD): a spin lock over a
- * push or a pop. */
+/* Records of ended threads, never freed (DP_DEAD): a struct mtx over a
+ * push or a pop (it spins a few microseconds, then sleeps on the lock
+ * word).  Taken by any thread, foreign ones included, never in a signal
+ * handler; drop-in code is not preempted, so a holder runs on. */
 static struct {
-	int lock;
+	struct mtx lock;
 	struct dp_thread *top; /* by next_live */
-} pool;
+} pool = {.lock = MTX_INITIALIZER("dropin thread pool")};
 
 static void
 pool_lock(void)
 {
-	while (ULT_PXCHG_ACQ(&pool.lock, 1))
-		ult__cpu_relax();
+	mtx_lock_spin(&pool.lock);
 }
 
 static void
@@ -88,7 +89,7 @@ dp_release(struct dp_thread *dp)
 	pool_lock();
 	dp->next_live = pool.top;
 	pool.top = dp;
-	ULT_PST_REL(&pool.lock, 0);
+	mtx_unlock_spin(&pool.lock);
 }
 
 static void
@@ -161,7 +162,7 @@ dp_new(void)
 	pool_lock();
 	if ((dp = pool.top) != NULL)
 		pool.top = dp->next_live;
-	ULT_PST_REL(&pool.lock, 0);
+	mtx_unlock_spin(&pool.lock);
 	if (dp != NULL) {
 		int slot = dp->clock_slot;
 
@@ -285,7 +286,7 @@ fork_child(void)
 	self_dp = NULL;
 	ult__dropin_forked = 1;
 	/* The parent's threads' records are leaked with the pool. */
-	pool.lock = 0;
+	mtx_init(&pool.lock, "dropin thread pool");
 	pool.top = NULL;
 	ULT_PST(&nlive, 0);
 	ULT_PST(&main_dp, NULL);
@@ -431,15 +432,36 @@ ult__dropin_stack_guard(void)
 	return (ult__rt.stack_guard);
 }
 
+/* The peer that ends such a wait may be another uthread of this worker
+ * (yielding lets it run) or a kernel thread the host has descheduled
+ * (only a sleep gives it the CPU back); a thread that is not a uthread
+ * pauses instead of yielding, which would be sched_yield. */
+void
+ult__dropin_backoff(unsigned *iter)
+{
+	unsigned n = (*iter)++;
+
+	if (n < 64) {
+		if (ult__self_ut() != NULL)
+			ult_yield();
+		else
+			ult__cpu_relax();
+		return;
+	}
+	n -= 64;
+	(void)ult_sleep_ns(16000ull << (n < 6 ? n : 6));
+}
+
 ult_thread_t *
 ult__dropin_ut(struct dp_thread *dp)
 {
 	ult_thread_t *ut;
+	unsigned i = 0;
 
 	/* The creator stores it right after the spawn; the thread at its
 	 * start.  A handle read in between waits for one of them. */
 	while ((ut = ULT_PLD_ACQ(&dp->ut)) == NULL)
-		ult_yield();
+		ult__dropin_backoff(&i);
 	return (ut);
 }
 

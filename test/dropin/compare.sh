@@ -8,6 +8,8 @@
 # print the same stdout; otherwise says which run differed and how.
 # With ULT_EMU set (a cross build's tests under qemu-user) every run is
 # emulated (ultrun.sh); ULT_TEST_TMO, if set, replaces the 60 s limit.
+# ULT_COMPARE_RUNS, if set, replaces the two ult-run runs with its list of
+# POLICY:WORKERS (e.g. "ule:1 4bsd:4").
 set -u
 
 if [ $# -ne 2 ]; then
@@ -65,18 +67,21 @@ run native timeout -k 5 "$tmo" ${ULT_EMU:-} "$prog"
 # --stats: its closing line shows the drop-in was loaded and ran the
 # program on the runtime asked for (a run that silently fell back to
 # glibc's threads would print the same transcript).
-run ule2 ultrun --ncpu 2 --stats -- "$prog"
-run bsd4 ultrun --ncpu 4 --policy 4bsd --stats -- "$prog"
+runs=${ULT_COMPARE_RUNS:-ule:2 4bsd:4}
+for r in $runs; do
+	run "${r%%:*}${r#*:}" ultrun --ncpu "${r#*:}" --policy "${r%%:*}" \
+	    --stats -- "$prog"
+done
 
 status=0
 report native "native" || status=1
-for r in "ule2:ult-run --ncpu 2" "bsd4:ult-run --ncpu 4 --policy 4bsd"; do
-	name=${r%%:*}
-	label=${r#*:}
+for r in $runs; do
+	name=${r%%:*}${r#*:}
+	label="ult-run --ncpu ${r#*:} --policy ${r%%:*}"
 	report "$name" "$label" || status=1
-	case $name in
-	ule2) want="ult-run: ULE, 2 workers" ;;
-	*) want="ult-run: 4BSD, 4 workers" ;;
+	case ${r%%:*} in
+	ule) want="ult-run: ULE, ${r#*:} worker" ;;
+	*) want="ult-run: 4BSD, ${r#*:} worker" ;;
 	esac
 	if ! grep -q "^$want" "$tmp/$name.err"; then
 		echo "$label: no '$want' line on stderr: the drop-in did not run"
@@ -93,7 +98,7 @@ for r in "ule2:ult-run --ncpu 2" "bsd4:ult-run --ncpu 4 --policy 4bsd"; do
 	fi
 done
 if [ $status -eq 0 ]; then
-	echo "$(basename "$prog"): native, ULE on 2 and 4BSD on 4 agree" \
+	echo "$(basename "$prog"): native and ult-run ($runs) agree" \
 	    "($(wc -l <"$tmp/native.out") lines)"
 fi
 exit $status
