@@ -515,6 +515,16 @@ ult__dropin_ps_cond_destroy(pthread_cond_t *c)
 
 /* Rwlocks. */
 
+/* An init puts a rwlock's or barrier's mark, a destroy takes it off, but
+ * only once glibc's own call has succeeded. */
+static int
+mark_if_ok(int err, uint64_t *mark, uint64_t v)
+{
+	if (err == 0)
+		*mark = v;
+	return (err);
+}
+
 int
 ult__dropin_ps_is_rwlock(const pthread_rwlock_t *rw)
 {
@@ -524,22 +534,15 @@ ult__dropin_ps_is_rwlock(const pthread_rwlock_t *rw)
 int
 ult__dropin_ps_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *a)
 {
-	int err;
-
 	memset(rw, 0, sizeof(*rw));
-	if ((err = NEXT(pthread_rwlock_init)(rw, a)) == 0)
-		RW_MARK(rw) = PS_MARK;
-	return (err);
+	return (mark_if_ok(NEXT(pthread_rwlock_init)(rw, a), &RW_MARK(rw),
+	    PS_MARK));
 }
 
 int
 ult__dropin_ps_rwlock_destroy(pthread_rwlock_t *rw)
 {
-	int err = NEXT(pthread_rwlock_destroy)(rw);
-
-	if (err == 0)
-		RW_MARK(rw) = 0;
-	return (err);
+	return (mark_if_ok(NEXT(pthread_rwlock_destroy)(rw), &RW_MARK(rw), 0));
 }
 
 int
@@ -617,22 +620,15 @@ int
 ult__dropin_ps_barrier_init(pthread_barrier_t *b,
     const pthread_barrierattr_t *a, unsigned count)
 {
-	int err;
-
 	memset(b, 0, sizeof(*b));
-	if ((err = NEXT(pthread_barrier_init)(b, a, count)) == 0)
-		BAR_MARK(b) = PS_MARK;
-	return (err);
+	return (mark_if_ok(NEXT(pthread_barrier_init)(b, a, count),
+	    &BAR_MARK(b), PS_MARK));
 }
 
 int
 ult__dropin_ps_barrier_destroy(pthread_barrier_t *b)
 {
-	int err = NEXT(pthread_barrier_destroy)(b);
-
-	if (err == 0)
-		BAR_MARK(b) = 0;
-	return (err);
+	return (mark_if_ok(NEXT(pthread_barrier_destroy)(b), &BAR_MARK(b), 0));
 }
 
 struct bwait {
