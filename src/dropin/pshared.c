@@ -186,6 +186,21 @@ nap(uint64_t *slice, uint64_t deadline)
 	return (0);
 }
 
+/* A timed wait's deadline, from abs at its first nap: *deadline is 0
+ * until then, and is never 0 after (a past one is 1, at once due). */
+static int
+first_deadline(clockid_t clock, const struct timespec *abs, uint64_t *deadline)
+{
+	int err;
+
+	if (abs != NULL && *deadline == 0) {
+		if ((err = ult__dropin_deadline(clock, abs, deadline)) != 0)
+			return (err);
+		*deadline = *deadline ? *deadline : 1;
+	}
+	return (0);
+}
+
 /* Mutexes. */
 
 int
@@ -318,12 +333,8 @@ ult__dropin_ps_mutex_lock(pthread_mutex_t *m, int try, clockid_t clock,
 		}
 		if (err != EBUSY || try)
 			return (err);
-		if (abs != NULL && deadline == 0) {
-			if ((err = ult__dropin_deadline(clock, abs,
-				 &deadline)) != 0)
-				return (err);
-			deadline = deadline ? deadline : 1;
-		}
+		if ((err = first_deadline(clock, abs, &deadline)) != 0)
+			return (err);
 		if (futex_nap((uint32_t *)(void *)&m->__data.__lock,
 			(uint32_t)ULT_PLD(&m->__data.__lock), &slice,
 			deadline) == ETIMEDOUT)
@@ -578,12 +589,8 @@ ult__dropin_ps_rwlock_lock(pthread_rwlock_t *rw, int write, int try,
 		}
 		if (err != EBUSY || try)
 			return (err);
-		if (abs != NULL && deadline == 0) {
-			if ((err = ult__dropin_deadline(clock, abs,
-				 &deadline)) != 0)
-				return (err);
-			deadline = deadline ? deadline : 1;
-		}
+		if ((err = first_deadline(clock, abs, &deadline)) != 0)
+			return (err);
 		if (nap(&slice, deadline) == ETIMEDOUT)
 			return (ETIMEDOUT);
 	}
@@ -699,12 +706,8 @@ ult__dropin_ps_sem_wait(sem_t *s, int try, clockid_t clock,
 		}
 		if (errno != EAGAIN || try)
 			return (-1);
-		if (abs != NULL && deadline == 0) {
-			if ((err = ult__dropin_deadline(clock, abs,
-				 &deadline)) != 0)
-				return (posix(err));
-			deadline = deadline ? deadline : 1;
-		}
+		if ((err = first_deadline(clock, abs, &deadline)) != 0)
+			return (posix(err));
 		if (futex_nap(w, 0, &slice, deadline) == ETIMEDOUT)
 			return (posix(ETIMEDOUT));
 		ult__dropin_point();
