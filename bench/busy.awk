@@ -57,13 +57,7 @@ function t(what, pg, host, m, op, bound) {
 	    val("busy", pg ":" host, "pthread", m), op, bound)
 }
 END {
-	if (!figures_ok() || bad)
-		exit 1
-	if (!any) {
-		print "_No results: the experiment did not run or was " \
-		    "skipped (see the log)._"
-		exit
-	}
+	figures_or_exit(any)
 	printf "Samples per figure:"
 	for (h = 1; h <= nh; h++)
 		if (samples[hosts[h]] != "")

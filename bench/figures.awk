@@ -9,8 +9,8 @@
 # only (a regular expression its BEGIN sets) that is not six fields with
 # a plain decimal value sets bad (with a message on stderr) and is left
 # out.  The table script calls figures_ok() first in its END and exits 1
-# when it fails: a malformed input must fail loudly, not print a wrong
-# table.
+# when it fails (figures_or_exit does both): a malformed input must fail
+# loudly, not print a wrong table.
 BEGIN {
 	FS = "\t"
 	bad = 0
@@ -50,6 +50,17 @@ function figures_ok(    k, f, base, lo, hi) {
 		}
 	}
 	return (!bad)
+}
+# figures_or_exit(any): the start of a table script's END.  Exit 1 on
+# malformed figures; with none at all (any unset), say so and exit 0.
+function figures_or_exit(any) {
+	if (!figures_ok() || bad)
+		exit 1
+	if (!any) {
+		print "_No results: the experiment did not run or was " \
+		    "skipped (see the log)._"
+		exit
+	}
 }
 function num(x) {
 	x += 0

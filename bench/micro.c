@@ -109,26 +109,30 @@ rt_start(int r, int ncpu)
 	    ncpu != 0 ? ncpu : all_ncpu, 0);
 }
 
-/* One mutex and two condvars; a round makes them after its start. */
+/* One mutex and two condvars; a round that uses them starts and stops
+ * with xs_start and xs_stop, which make them after the runtime's start
+ * and destroy them before its stop. */
 static struct {
 	bw_mutex_t m;
 	bw_cond_t c[2];
 } xs;
 
 static void
-xs_init(void)
+xs_start(int r, int ncpu)
 {
+	rt_start(r, ncpu);
 	bw_mutex_init(&xs.m);
 	for (int i = 0; i < 2; i++)
 		bw_cond_init(&xs.c[i]);
 }
 
 static void
-xs_destroy(void)
+xs_stop(void)
 {
 	for (int i = 0; i < 2; i++)
 		bw_cond_destroy(&xs.c[i]);
 	bw_mutex_destroy(&xs.m);
+	bw_rt_stop();
 }
 
 /*
@@ -243,6 +247,13 @@ empty(void *arg)
 	return (arg);
 }
 
+/* The create_join cases' warm-up: a tenth of the run, at most 1000. */
+static long
+warm_n(long n)
+{
+	return (n / 10 < 1000 ? n / 10 : 1000);
+}
+
 static void *
 spawn_loop(void *arg)
 {
@@ -261,7 +272,7 @@ spawn_loop(void *arg)
 double
 create_join_ns(int r, long n)
 {
-	long warm = n / 10 < 1000 ? n / 10 : 1000;
+	long warm = warm_n(n);
 	bw_thread_t t;
 	void *ns;
 
@@ -280,7 +291,7 @@ create_join_ns(int r, long n)
 static double
 create_join_foreign_ns(int r, long n)
 {
-	long warm = n / 10 < 1000 ? n / 10 : 1000;
+	long warm = warm_n(n);
 	uint64_t t0 = 0;
 	bw_thread_t t;
 
@@ -340,8 +351,7 @@ mutex_handoff_ns(int r, long n)
 	void *arg[2] = {(void *)0, (void *)1};
 	uint64_t ns, f0 = 0;
 
-	rt_start(r, 0);
-	xs_init();
+	xs_start(r, 0);
 	handoff_n = n;
 	turn = handoffs = 0;
 	if (r == RT_ULT)
@@ -349,8 +359,7 @@ mutex_handoff_ns(int r, long n)
 	ns = run_threads(2, handoff, arg);
 	if (r == RT_ULT && all_ncpu == 0)
 		handoff_futex = (double)(futex_calls() - f0) / (double)handoffs;
-	xs_destroy();
-	bw_rt_stop();
+	xs_stop();
 	if (handoffs != n / 2 * 2)
 		bw_die("mutex_handoff %s: %ld handoffs, want %ld", rtname[r],
 		    handoffs, n / 2 * 2);
@@ -411,13 +420,11 @@ condvar_prodcons_ns(int r, long n)
 	void *arg[2] = {(void *)1, NULL};
 	uint64_t ns;
 
-	rt_start(r, 0);
-	xs_init();
+	xs_start(r, 0);
 	pc_n = n;
 	qhead = qlen = qsum = 0;
 	ns = run_threads(2, prodcons, arg);
-	xs_destroy();
-	bw_rt_stop();
+	xs_stop();
 	if (qsum != n * (n - 1) / 2)
 		bw_die("condvar_prodcons %s: sum %ld, want %ld", rtname[r],
 		    qsum, n * (n - 1) / 2);
@@ -448,13 +455,11 @@ mutex_ns(int r, int nthr, long n)
 	uint64_t ns;
 
 	/* One thread needs one worker; the contended case gets them all. */
-	rt_start(r, nthr == 1 ? 1 : 0);
-	xs_init();
+	xs_start(r, nthr == 1 ? 1 : 0);
 	lock_n = n;
 	counter = 0;
 	ns = run_threads(nthr, locker, NULL);
-	xs_destroy();
-	bw_rt_stop();
+	xs_stop();
 	if (counter != nthr * n)
 		bw_die("mutex %d threads %s: counter %ld, want %ld", nthr,
 		    rtname[r], counter, nthr * n);
@@ -599,8 +604,12 @@ case_thread_ring(void)
 /*
  * The cases.  Most are one figure, f(runtime, size) on both runtimes and,
  * with w1, on one ult worker too; sizes are full and quick, pthread's
- * where they are smaller.  The others run a function of their own.
+ * where they are smaller (pt_full 0: the same).  The others run a function
+ * of their own.  FIGURE gives a figure's fields on one line, in this order.
  */
+#define FIGURE(fn, met, full_, quick_, pt_full_, pt_quick_, w1_)        \
+	.f = (fn), .metric = (met), .full = (full_), .quick = (quick_), \
+	.pt_full = (pt_full_), .pt_quick = (pt_quick_), .w1 = (w1_)
 static const struct mcase {
 	const char *name;
 	void (*own)(void);
@@ -615,30 +624,15 @@ static const struct mcase {
 	.what = "ult__ctx_switch between two stacks, no scheduler: ns per "
 		"switch"},
     {.name = "yield",
-	.f = yield_ns,
-	.metric = "ns/op",
-	.full = 1000000,
-	.quick = 20000,
+	FIGURE(yield_ns, "ns/op", 1000000, 20000, 0, 0, 0),
 	.what = "2 threads yield in turn; ult 1 worker, pthread both pinned "
 		"to one CPU; ns per yield"},
     {.name = "create_join",
-	.f = create_join_ns,
-	.metric = "ns/op",
-	.full = 100000,
-	.quick = 5000,
-	.pt_full = 10000,
-	.pt_quick = 500,
-	.w1 = 1,
+	FIGURE(create_join_ns, "ns/op", 100000, 5000, 10000, 500, 1),
 	.what = "create + run + join of an empty thread from a thread, in "
 		"sequence; all workers"},
     {.name = "create_join_foreign",
-	.f = create_join_foreign_ns,
-	.metric = "ns/op",
-	.full = 100000,
-	.quick = 5000,
-	.pt_full = 10000,
-	.pt_quick = 500,
-	.w1 = 1,
+	FIGURE(create_join_foreign_ns, "ns/op", 100000, 5000, 10000, 500, 1),
 	.what = "create + run + join of an empty thread from the main thread "
 		"(for ult a foreign thread), in sequence; all workers"},
     {.name = "mutex_handoff",
@@ -647,26 +641,15 @@ static const struct mcase {
 		"unlock); all workers; ns per handoff, and for ult the futex "
 		"calls (parks + wakes) per handoff"},
     {.name = "condvar_prodcons",
-	.f = condvar_prodcons_ns,
-	.metric = "ns/item",
-	.full = 1000000,
-	.quick = 20000,
-	.w1 = 1,
+	FIGURE(condvar_prodcons_ns, "ns/item", 1000000, 20000, 0, 0, 1),
 	.what = "1 producer, 1 consumer, 64-slot queue, mutex + "
 		"not_full/not_empty; all workers; ns per item"},
     {.name = "mutex_uncontended",
-	.f = mutex1_ns,
-	.metric = "ns/op",
-	.full = 10000000,
-	.quick = 200000,
+	FIGURE(mutex1_ns, "ns/op", 10000000, 200000, 0, 0, 0),
 	.what = "lock + unlock of a private mutex, 1 thread (ult on 1 "
 		"worker)"},
     {.name = "mutex_contended4",
-	.f = mutex4_ns,
-	.metric = "ns/op",
-	.full = 500000,
-	.quick = 10000,
-	.w1 = 1,
+	FIGURE(mutex4_ns, "ns/op", 500000, 10000, 0, 0, 1),
 	.what = "4 threads lock; counter++; unlock; all workers; ns per "
 		"lock+unlock"},
     {.name = "skynet",

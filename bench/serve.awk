@@ -14,25 +14,15 @@ BEGIN {
 	lay["iso"] = "isolated"
 	lay["shared"] = "shared"
 	if (part == "serve") {
-		ex = "serve"
-		only = "^serve$"
-		pfx = ""
-		nrt = split("ult ult-hn pthread epoll", rts, " ")
-		nm = split("req/s p50_us p99_us max_us timeouts", m, " ")
-		hdr = "| layout | hogs | server | runs | req/s | p50 us | " \
-		    "p99 us | max us | timeouts |"
+		part_is("serve", "", "server", "ult ult-hn pthread epoll",
+		    "req/s p50_us p99_us max_us timeouts")
 		name["ult"] = "ult (httpd)"
 		name["ult-hn"] = "ult, ULT_HOST_NICE=1"
 		name["pthread"] = "pthread (thread per connection)"
 		name["epoll"] = "epoll (one thread)"
 	} else if (part == "memcached") {
-		ex = "dropin"
-		only = "^dropin$"
-		pfx = "memcached_"
-		nrt = split("pthread ult ult-4bsd", rts, " ")
-		nm = split("req/s p50_us p99_us max_us", m, " ")
-		hdr = "| layout | hogs | runtime | runs | req/s | p50 us | " \
-		    "p99 us | max us |"
+		part_is("dropin", "memcached_", "runtime", "pthread ult ult-4bsd",
+		    "req/s p50_us p99_us max_us")
 		name["pthread"] = "pthread (native)"
 		name["ult"] = "ult (ult-run, ULE)"
 		name["ult-4bsd"] = "ult-4bsd (ult-run, 4BSD)"
@@ -57,6 +47,23 @@ $1 == "R" && $2 == ex && index($3, pfx) == 1 {
 			hogs[p[1]] = h
 	}
 	any = 1
+}
+# part_is(e, p, who, runtimes, metrics): the part's rows are experiment
+# e's cases <p><layout>_hogs=<n>, one per runtime (named in the header's
+# column who), its columns the metrics; both lists space-separated.
+function part_is(e, p, who, runtimes, metrics,    k) {
+	ex = e
+	only = "^" e "$"
+	pfx = p
+	nrt = split(runtimes, rts, " ")
+	nm = split(metrics, m, " ")
+	hdr = "| layout | hogs | " who " | runs |"
+	sep = "|---|---:|---|---:|"
+	for (k = 1; k <= nm; k++) {
+		hdr = hdr " " (m[k] ~ /_us$/ ? substr(m[k], 1, \
+		    length(m[k]) - 3) " us" : m[k]) " |"
+		sep = sep "---:|"
+	}
 }
 function v2(layout, h, rt, metric) {
 	return (val(ex, pfx layout "_hogs=" h, rt, metric))
@@ -136,16 +143,9 @@ function targets(layout, bounds,    h, L) {
 	}
 }
 END {
-	if (!figures_ok() || bad)
-		exit 1
-	if (!any) {
-		print "_No results: the experiment did not run or was " \
-		    "skipped (see the log)._"
-		exit
-	}
+	figures_or_exit(any)
 	print hdr
-	print "|---|---:|---|---:|---:|---:|---:|---:|" \
-	    (part == "serve" ? "---:|" : "")
+	print sep
 	table("iso")
 	table("shared")
 	print ""

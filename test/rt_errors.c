@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rt_test.h"
 #include "test.h"
 #include "ult.h"
 
@@ -242,40 +243,32 @@ altstack_user(void *arg)
  * uthread of the same worker set up and disabled an alternate stack.
  */
 static void
+overflow_child(void *arg)
+{
+	int with_altstack = (int)(intptr_t)arg;
+	struct ult_config c = {.ncpu = 1};
+	struct ult_attr a;
+	ult_thread_t *t;
+
+	CHECK_EQ(ult_init(with_altstack ? &c : NULL), 0);
+	if (with_altstack) {
+		CHECK_EQ(ult_spawn(&t, NULL, altstack_user, NULL), 0);
+		CHECK_EQ(ult_join(t, NULL), 0);
+	}
+	ult_attr_init(&a);
+	a.name = "deep";
+	a.stack_size = 64 * 1024;
+	CHECK_EQ(ult_spawn(&t, &a, overflow, NULL), 0);
+	ult_join(t, NULL); /* not reached */
+}
+
+static void
 stack_overflow(int with_altstack)
 {
-	char buf[512] = {0};
-	int fds[2], status;
-	ssize_t n, got = 0;
-	pid_t pid;
+	char buf[512];
+	int status = rt_child_stderr(overflow_child,
+	    (void *)(intptr_t)with_altstack, buf, sizeof(buf));
 
-	CHECK_EQ(pipe(fds), 0);
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		struct ult_config c = {.ncpu = 1};
-		struct ult_attr a;
-		ult_thread_t *t;
-
-		dup2(fds[1], 2);
-		close(fds[0]);
-		CHECK_EQ(ult_init(with_altstack ? &c : NULL), 0);
-		if (with_altstack) {
-			CHECK_EQ(ult_spawn(&t, NULL, altstack_user, NULL), 0);
-			CHECK_EQ(ult_join(t, NULL), 0);
-		}
-		ult_attr_init(&a);
-		a.name = "deep";
-		a.stack_size = 64 * 1024;
-		CHECK_EQ(ult_spawn(&t, &a, overflow, NULL), 0);
-		ult_join(t, NULL);
-		_exit(0); /* not reached */
-	}
-	close(fds[1]);
-	while ((n = read(fds[0], buf + got, sizeof(buf) - 1 - (size_t)got)) > 0)
-		got += n;
-	close(fds[0]);
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
 	CHECK(WIFSIGNALED(status));
 	CHECK_EQ(WTERMSIG(status), SIGABRT);
 	if (strstr(buf, "ult: stack overflow in uthread deep (") == NULL) {

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "rt_test.h"
 #include "test.h"
 #include "ult.h"
 
@@ -259,54 +260,40 @@ jump(void *arg)
 	return ((void *)(intptr_t)(arg != NULL ? frame_800k() : frame_400k()));
 }
 
-/*
- * In a child, which should die: run jump(big) in a uthread named jumper
- * with the given stack size; return the child's stderr in buf and its
- * wait status.
- */
-static int
-run_jumper(const char *guard_env, size_t stack, int big, char *buf, size_t len)
+struct jumper {
+	const char *guard_env;
+	size_t stack;
+	int big;
+};
+
+/* In a child, which should die: run jump(big) in a uthread named jumper
+ * with the given stack size. */
+static void
+jumper_child(void *arg)
 {
-	int fds[2], status;
-	ssize_t n, got = 0;
-	pid_t pid;
+	const struct jumper *j = arg;
+	struct ult_config c = one_cpu(0);
+	struct ult_attr a;
+	ult_thread_t *t;
+	void *r;
 
-	CHECK_EQ(pipe(fds), 0);
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		struct ult_config c = one_cpu(0);
-		struct ult_attr a;
-		ult_thread_t *t;
-		void *r;
-
-		dup2(fds[1], 2);
-		close(fds[0]);
-		if (guard_env != NULL)
-			setenv("ULT_STACK_GUARD", guard_env, 1);
-		CHECK_EQ(ult_init(&c), 0);
-		ult_attr_init(&a);
-		a.name = "jumper";
-		a.stack_size = stack;
-		CHECK_EQ(ult_spawn(&t, &a, jump, (void *)(intptr_t)big), 0);
-		CHECK_EQ(ult_join(t, &r), 0);
-		fprintf(stderr, "the frame jumped the guard\n");
-		_exit(0);
-	}
-	close(fds[1]);
-	while ((n = read(fds[0], buf + got, len - 1 - (size_t)got)) > 0)
-		got += n;
-	buf[got] = '\0';
-	close(fds[0]);
-	CHECK_EQ(waitpid(pid, &status, 0), pid);
-	return (status);
+	if (j->guard_env != NULL)
+		setenv("ULT_STACK_GUARD", j->guard_env, 1);
+	CHECK_EQ(ult_init(&c), 0);
+	ult_attr_init(&a);
+	a.name = "jumper";
+	a.stack_size = j->stack;
+	CHECK_EQ(ult_spawn(&t, &a, jump, (void *)(intptr_t)j->big), 0);
+	CHECK_EQ(ult_join(t, &r), 0);
+	fprintf(stderr, "the frame jumped the guard\n");
 }
 
 static void
 check_caught(const char *guard_env, size_t stack, int big)
 {
+	struct jumper j = {guard_env, stack, big};
 	char buf[512];
-	int status = run_jumper(guard_env, stack, big, buf, sizeof(buf));
+	int status = rt_child_stderr(jumper_child, &j, buf, sizeof(buf));
 
 	if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT ||
 	    strstr(buf, "ult: stack overflow in uthread jumper (") == NULL) {

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
  * Helpers the runtime tests share: start the runtime with a worker count
- * and a preemption setting, snapshot a thread, and whether asynchronous
- * preemption can be in force in this build.
+ * and a preemption setting, snapshot a thread, run what should die in a
+ * child and read its stderr, and whether asynchronous preemption can be
+ * in force in this build.
  */
 #ifndef ULT_TEST_RT_TEST_H
 #define ULT_TEST_RT_TEST_H
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "test.h"
@@ -68,6 +70,36 @@ rt_wait_state(ult_thread_t *t, int state)
 		CHECK(i < 20000);
 		usleep(500);
 	}
+}
+
+/*
+ * Run body(arg) in a child process, its stderr into buf (len bytes, NUL
+ * terminated), and return the child's wait status: for what should kill
+ * the process (the runtime aborts), or exits 0 if body returns.
+ */
+static inline int
+rt_child_stderr(void (*body)(void *), void *arg, char *buf, size_t len)
+{
+	int fds[2], status;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	CHECK_EQ(pipe(fds), 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], 2);
+		close(fds[0]);
+		body(arg);
+		_exit(0);
+	}
+	close(fds[1]);
+	while ((n = read(fds[0], buf + got, len - 1 - (size_t)got)) > 0)
+		got += n;
+	buf[got] = '\0';
+	close(fds[0]);
+	CHECK_EQ(waitpid(pid, &status, 0), pid);
+	return (status);
 }
 
 /* The sanitizer builds run without asynchronous preemption. */

@@ -15,14 +15,17 @@
 
 /* Two CPUs; a hog on CPU 0 (the waker) and a sleeper b that last ran on
  * CPU 0, both free to move; CPU 1 idle or, with busy1, running a bound
- * hog. */
+ * hog.  With b2 non-NULL, a second sleeper *b2 like b but bound to CPU 0. */
 static struct sim *
-two_cpus(struct sim_thread **a, struct sim_thread **b, int busy1)
+two_cpus(struct sim_thread **a, struct sim_thread **b, struct sim_thread **b2,
+    int busy1)
 {
 	struct sim *s = sim_create(2, NULL);
 
 	s->check_every = 5;
 	*b = sim_spawn(s, 0, 1, 100000, 0);
+	if (b2 != NULL)
+		*b2 = sim_spawn(s, 0, 1, 100000, 0);
 	sim_run(s, 5);
 	*a = sim_spawn(s, 0, -1, 0, 0);
 	if (busy1)
@@ -31,8 +34,40 @@ two_cpus(struct sim_thread **a, struct sim_thread **b, int busy1)
 	sim_unbind(s, *a);
 	sim_unbind(s, *b);
 	CHECK((*b)->state == SIM_SLEEPING);
+	if (b2 != NULL)
+		CHECK((*b2)->state == SIM_SLEEPING);
 	CHECK(s->cpu[0].cur == *a);
 	return (s);
+}
+
+/* The end of a case: the simulator's own checks all held. */
+static void
+sim_end(struct sim *s)
+{
+	CHECK(s->check_failed == NULL);
+	sim_destroy(s);
+}
+
+/* Run body with kern.sched.wake_local on (ult's rule), then off
+ * (FreeBSD's), with rebalancing off; put both tunables back after. */
+static void
+wake_local_on_off(void (*body)(int on))
+{
+	ULT_ST(&ule_tun.rebalance, 0);
+	for (int on = 1; on >= 0; on--) {
+		ULT_ST(&ule_tun.wake_local, on);
+		body(on);
+	}
+	ULT_ST(&ule_tun.wake_local, 1);
+	ULT_ST(&ule_tun.rebalance, 1);
+}
+
+/* The longest b may wait behind its waker, in ticks: a stat tick (and
+ * two of slack) under ult's rule, one under FreeBSD's AST. */
+static int64_t
+wait_bound(int on)
+{
+	return (on ? 1000 / ULT_STATHZ + 2 : 1);
 }
 
 static int
@@ -47,33 +82,31 @@ has_ast(struct sim_thread *t)
  * CPU.  Either way it runs within a few ticks (a parked CPU 1 is woken to
  * take it, at most once a tick).
  */
+static void
+wake_sync_local(int on)
+{
+	struct sim_thread *a, *b;
+	struct sim *s = two_cpus(&a, &b, NULL, 0);
+
+	sim_wake_sync(s, b, 0);
+	if (on) {
+		CHECK_EQ(sim_load(s, 0), 2);
+		CHECK_EQ(sim_load(s, 1), 0);
+		CHECK(!has_ast(a));
+	} else {
+		CHECK_EQ(sim_load(s, 0), 1);
+		CHECK_EQ(sim_load(s, 1), 1);
+	}
+	sim_reset_stats(s);
+	sim_run(s, 5);
+	CHECK(b->cpu_ticks > 0);
+	sim_end(s);
+}
+
 void
 test_wake_sync_local(void)
 {
-	ULT_ST(&ule_tun.rebalance, 0);
-	for (int on = 1; on >= 0; on--) {
-		struct sim_thread *a, *b;
-		struct sim *s;
-
-		ULT_ST(&ule_tun.wake_local, on);
-		s = two_cpus(&a, &b, 0);
-		sim_wake_sync(s, b, 0);
-		if (on) {
-			CHECK_EQ(sim_load(s, 0), 2);
-			CHECK_EQ(sim_load(s, 1), 0);
-			CHECK(!has_ast(a));
-		} else {
-			CHECK_EQ(sim_load(s, 0), 1);
-			CHECK_EQ(sim_load(s, 1), 1);
-		}
-		sim_reset_stats(s);
-		sim_run(s, 5);
-		CHECK(b->cpu_ticks > 0);
-		CHECK(s->check_failed == NULL);
-		sim_destroy(s);
-	}
-	ULT_ST(&ule_tun.wake_local, 1);
-	ULT_ST(&ule_tun.rebalance, 1);
+	wake_local_on_off(wake_sync_local);
 }
 
 /*
@@ -81,28 +114,26 @@ test_wake_sync_local(void)
  * waits at most one stat tick (about 8 ms), not the rest of the waker's
  * slice (12 stat ticks); FreeBSD's AST runs it at once.
  */
+static void
+wake_sync_bounded(int on)
+{
+	struct sim_thread *a, *b;
+	struct sim *s = two_cpus(&a, &b, NULL, 1);
+
+	sim_wake_sync(s, b, 0);
+	CHECK_EQ(sim_load(s, 0), 2);
+	CHECK_EQ(has_ast(a), !on);
+	sim_run(s, 30);
+	CHECK(b->cpu_ticks > 0);
+	CHECK(b->ran_on[0] > 0);
+	CHECK(b->max_latency <= wait_bound(on));
+	sim_end(s);
+}
+
 void
 test_wake_sync_bounded(void)
 {
-	ULT_ST(&ule_tun.rebalance, 0);
-	for (int on = 1; on >= 0; on--) {
-		struct sim_thread *a, *b;
-		struct sim *s;
-
-		ULT_ST(&ule_tun.wake_local, on);
-		s = two_cpus(&a, &b, 1);
-		sim_wake_sync(s, b, 0);
-		CHECK_EQ(sim_load(s, 0), 2);
-		CHECK_EQ(has_ast(a), !on);
-		sim_run(s, 30);
-		CHECK(b->cpu_ticks > 0);
-		CHECK(b->ran_on[0] > 0);
-		CHECK(b->max_latency <= (on ? 1000 / ULT_STATHZ + 2 : 1));
-		CHECK(s->check_failed == NULL);
-		sim_destroy(s);
-	}
-	ULT_ST(&ule_tun.wake_local, 1);
-	ULT_ST(&ule_tun.rebalance, 1);
+	wake_local_on_off(wake_sync_bounded);
 }
 
 /*
@@ -111,48 +142,35 @@ test_wake_sync_bounded(void)
  * the waker (a hog, batch) out for it at once; a producer then switched
  * once per item.  b waits without an AST; a waker that has not switched
  * for a tick gets the AST at its next such wakeup (b2's), and b runs
- * within a stat tick in any case.
+ * within a stat tick in any case.  b2 stays bound to CPU 0: b, queued
+ * there, is as good as b2, and the placement would send b2 to CPU 1.
  */
+static void
+wake_sync_queued(int on)
+{
+	struct sim_thread *a, *b, *b2;
+	struct sim *s = two_cpus(&a, &b, &b2, 1);
+
+	sim_spawn(s, 0, -1, 0, 0);
+	CHECK_EQ(sim_load(s, 0), 2);
+	sim_wake_sync(s, b, 0);
+	CHECK_EQ(sim_load(s, 0), 3);
+	CHECK_EQ(has_ast(a), !on);
+	/* A tick passes without a switch on CPU 0. */
+	TDQ_CPU(0)->tdq_syncwait_tick--;
+	sim_wake_sync(s, b2, 0);
+	CHECK_EQ(sim_load(s, 0), 4);
+	CHECK(has_ast(a));
+	sim_run(s, 30);
+	CHECK(b->cpu_ticks > 0 && b2->cpu_ticks > 0);
+	CHECK(b->max_latency <= wait_bound(on));
+	sim_end(s);
+}
+
 void
 test_wake_sync_queued(void)
 {
-	ULT_ST(&ule_tun.rebalance, 0);
-	for (int on = 1; on >= 0; on--) {
-		struct sim_thread *a, *b, *b2;
-		struct sim *s = sim_create(2, NULL);
-
-		ULT_ST(&ule_tun.wake_local, on);
-		s->check_every = 5;
-		b = sim_spawn(s, 0, 1, 100000, 0);
-		b2 = sim_spawn(s, 0, 1, 100000, 0);
-		sim_run(s, 5);
-		a = sim_spawn(s, 0, -1, 0, 0);
-		sim_spawn(s, 0, -1, 0, 1);
-		sim_run(s, 20);
-		sim_unbind(s, a);
-		sim_unbind(s, b);
-		/* b2 stays bound to CPU 0: b, queued there, is as good as b2,
-		 * and the placement would send b2 to CPU 1. */
-		CHECK(b->state == SIM_SLEEPING && b2->state == SIM_SLEEPING);
-		CHECK(s->cpu[0].cur == a);
-		sim_spawn(s, 0, -1, 0, 0);
-		CHECK_EQ(sim_load(s, 0), 2);
-		sim_wake_sync(s, b, 0);
-		CHECK_EQ(sim_load(s, 0), 3);
-		CHECK_EQ(has_ast(a), !on);
-		/* A tick passes without a switch on CPU 0. */
-		TDQ_CPU(0)->tdq_syncwait_tick--;
-		sim_wake_sync(s, b2, 0);
-		CHECK_EQ(sim_load(s, 0), 4);
-		CHECK(has_ast(a));
-		sim_run(s, 30);
-		CHECK(b->cpu_ticks > 0 && b2->cpu_ticks > 0);
-		CHECK(b->max_latency <= (on ? 1000 / ULT_STATHZ + 2 : 1));
-		CHECK(s->check_failed == NULL);
-		sim_destroy(s);
-	}
-	ULT_ST(&ule_tun.wake_local, 1);
-	ULT_ST(&ule_tun.rebalance, 1);
+	wake_local_on_off(wake_sync_queued);
 }
 
 /*
@@ -172,7 +190,7 @@ test_wake_interactive_preempts(void)
 		struct sim_thread *a, *b;
 		struct sim *s;
 
-		s = two_cpus(&a, &b, 1);
+		s = two_cpus(&a, &b, NULL, 1);
 		CHECK(a->td.td_user_pri > PRI_MAX_INTERACT);
 		/* One run and sleep first: its sleep earns it an interactive
 		 * priority, which it then sleeps with (below the static
@@ -190,8 +208,7 @@ test_wake_interactive_preempts(void)
 		sim_run(s, 5);
 		CHECK(b->cpu_ticks > 0);
 		CHECK(b->max_latency <= 1);
-		CHECK(s->check_failed == NULL);
-		sim_destroy(s);
+		sim_end(s);
 	}
 	ULT_ST(&ule_tun.rebalance, 1);
 }
@@ -205,7 +222,7 @@ test_wake_sync_priority(void)
 	struct sim *s;
 
 	ULT_ST(&ule_tun.rebalance, 0);
-	s = two_cpus(&a, &b, 0);
+	s = two_cpus(&a, &b, NULL, 0);
 	thread_lock(&b->td);
 	s->sched->set_class(&b->td, PRI_FIFO);
 	b->td.td_base_user_pri = PRI_MIN_REALTIME + 4;
@@ -215,8 +232,7 @@ test_wake_sync_priority(void)
 	sim_wake_sync(s, b, 0);
 	CHECK_EQ(sim_load(s, 0), 1);
 	CHECK_EQ(sim_load(s, 1), 1);
-	CHECK(s->check_failed == NULL);
-	sim_destroy(s);
+	sim_end(s);
 	ULT_ST(&ule_tun.rebalance, 1);
 }
 
@@ -237,7 +253,7 @@ test_wake_take_stale(void)
 		struct tdq *t0;
 
 		ULT_ST(&ule_tun.rebalance, 0);
-		s = two_cpus(&a, &b, 0);
+		s = two_cpus(&a, &b, NULL, 0);
 		st = &s->cpu[1].ist;
 		t0 = TDQ_CPU(0);
 		/* CPU 1 has looked since its last switch: polls now go to
@@ -264,8 +280,7 @@ test_wake_take_stale(void)
 		}
 		s->curcpu = -1;
 		sim_run(s, 3);
-		CHECK(s->check_failed == NULL);
-		sim_destroy(s);
+		sim_end(s);
 		ULT_ST(&ule_tun.rebalance, 1);
 	}
 }
@@ -275,34 +290,32 @@ test_wake_take_stale(void)
  * but parked goes to a CPU that spins instead, and stays there; FreeBSD
  * keeps it on its cache-warm last CPU.
  */
+static void
+wake_prefers_spinning(int on)
+{
+	struct sim *s = sim_create(4, NULL);
+	struct sim_thread *t;
+
+	s->check_every = 7;
+	s->cpu[3].spin = 1;
+	sim_spawn(s, 0, -1, 0, 0);
+	t = sim_spawn(s, 0, 1, 2, 1);
+	sim_run(s, 20);
+	sim_unbind(s, t);
+	sim_reset_stats(s);
+	sim_run(s, 3000);
+	CHECK(t->bursts > 500);
+	if (on)
+		CHECK(t->ran_on[3] >= t->cpu_ticks - 2);
+	else
+		CHECK_EQ(t->ran_on[1], t->cpu_ticks);
+	sim_end(s);
+}
+
 void
 test_wake_prefers_spinning(void)
 {
-	ULT_ST(&ule_tun.rebalance, 0);
-	for (int on = 1; on >= 0; on--) {
-		struct sim_thread *t;
-		struct sim *s;
-
-		ULT_ST(&ule_tun.wake_local, on);
-		s = sim_create(4, NULL);
-		s->check_every = 7;
-		s->cpu[3].spin = 1;
-		sim_spawn(s, 0, -1, 0, 0);
-		t = sim_spawn(s, 0, 1, 2, 1);
-		sim_run(s, 20);
-		sim_unbind(s, t);
-		sim_reset_stats(s);
-		sim_run(s, 3000);
-		CHECK(t->bursts > 500);
-		if (on)
-			CHECK(t->ran_on[3] >= t->cpu_ticks - 2);
-		else
-			CHECK_EQ(t->ran_on[1], t->cpu_ticks);
-		CHECK(s->check_failed == NULL);
-		sim_destroy(s);
-	}
-	ULT_ST(&ule_tun.wake_local, 1);
-	ULT_ST(&ule_tun.rebalance, 1);
+	wake_local_on_off(wake_prefers_spinning);
 }
 
 /* 4BSD's kern.sched.wake_local, through its tunable table (its header
@@ -342,8 +355,7 @@ test_bsd_wake_spinning(void)
 			CHECK_EQ(t->ran_on[3], t->cpu_ticks);
 		else
 			CHECK(t->ran_on[1] + t->ran_on[2] > t->cpu_ticks / 2);
-		CHECK(s->check_failed == NULL);
-		sim_destroy(s);
+		sim_end(s);
 	}
 	bsd_wake_local(1);
 }

@@ -40,16 +40,15 @@ ult_barrier_destroy(ult_barrier_t *b)
 	return (busy ? EBUSY : 0);
 }
 
-int
-ult_barrier_wait(ult_barrier_t *b)
+/*
+ * Arrive at b, its chain lock held.  Either the barrier is destroyed
+ * (EINVAL) or this is the round's last arrival, which ends the round and
+ * wakes the others (ULT_BARRIER_SERIAL_THREAD): the lock is released; or
+ * 0, the lock still held: the caller waits for the round to end.
+ */
+static int
+barrier_arrive(ult_barrier_t *b)
 {
-	struct ult__waiter w;
-	unsigned round;
-
-	if (b == NULL)
-		return (EINVAL);
-	ult__waiter_self(&w);
-	ult__sleepq_lock(b);
 	if (b->_count == 0) {
 		ult__sleepq_release(b);
 		return (EINVAL);
@@ -62,6 +61,22 @@ ult_barrier_wait(ult_barrier_t *b)
 		ult__sync_done();
 		return (ULT_BARRIER_SERIAL_THREAD);
 	}
+	return (0);
+}
+
+int
+ult_barrier_wait(ult_barrier_t *b)
+{
+	struct ult__waiter w;
+	unsigned round;
+	int err;
+
+	if (b == NULL)
+		return (EINVAL);
+	ult__waiter_self(&w);
+	ult__sleepq_lock(b);
+	if ((err = barrier_arrive(b)) != 0)
+		return (err);
 	round = b->_round;
 	ult__sleepq_add(b, &w, "barrier");
 	/* Interrupted (only the drop-in's waits are, for a signal handler
@@ -92,6 +107,7 @@ int
 ult__barrier_wait_intr(ult_barrier_t *b, unsigned *round, int again)
 {
 	struct ult__waiter w;
+	int err;
 
 	ult__waiter_self(&w);
 	ult__sleepq_lock(b);
@@ -102,18 +118,8 @@ ult__barrier_wait_intr(ult_barrier_t *b, unsigned *round, int again)
 			return (0);
 		}
 	} else {
-		if (b->_count == 0) {
-			ult__sleepq_release(b);
-			return (EINVAL);
-		}
-		if (++b->_waiting == b->_count) {
-			b->_waiting = 0;
-			b->_round++;
-			ult__sleepq_broadcast(b);
-			ult__sleepq_release(b);
-			ult__sync_done();
-			return (ULT_BARRIER_SERIAL_THREAD);
-		}
+		if ((err = barrier_arrive(b)) != 0)
+			return (err);
 		*round = b->_round;
 	}
 	ult__sleepq_add(b, &w, "barrier");

@@ -186,6 +186,21 @@ nap(uint64_t *slice, uint64_t deadline)
 	return (0);
 }
 
+/* A timed wait's deadline, from abs at its first nap: *deadline is 0
+ * until then, and is never 0 after (a past one is 1, at once due). */
+static int
+first_deadline(clockid_t clock, const struct timespec *abs, uint64_t *deadline)
+{
+	int err;
+
+	if (abs != NULL && *deadline == 0) {
+		if ((err = ult__dropin_deadline(clock, abs, deadline)) != 0)
+			return (err);
+		*deadline = *deadline ? *deadline : 1;
+	}
+	return (0);
+}
+
 /* Mutexes. */
 
 int
@@ -318,12 +333,8 @@ ult__dropin_ps_mutex_lock(pthread_mutex_t *m, int try, clockid_t clock,
 		}
 		if (err != EBUSY || try)
 			return (err);
-		if (abs != NULL && deadline == 0) {
-			if ((err = ult__dropin_deadline(clock, abs,
-				 &deadline)) != 0)
-				return (err);
-			deadline = deadline ? deadline : 1;
-		}
+		if ((err = first_deadline(clock, abs, &deadline)) != 0)
+			return (err);
 		if (futex_nap((uint32_t *)(void *)&m->__data.__lock,
 			(uint32_t)ULT_PLD(&m->__data.__lock), &slice,
 			deadline) == ETIMEDOUT)
@@ -515,6 +526,16 @@ ult__dropin_ps_cond_destroy(pthread_cond_t *c)
 
 /* Rwlocks. */
 
+/* An init puts a rwlock's or barrier's mark, a destroy takes it off, but
+ * only once glibc's own call has succeeded. */
+static int
+mark_if_ok(int err, uint64_t *mark, uint64_t v)
+{
+	if (err == 0)
+		*mark = v;
+	return (err);
+}
+
 int
 ult__dropin_ps_is_rwlock(const pthread_rwlock_t *rw)
 {
@@ -524,22 +545,15 @@ ult__dropin_ps_is_rwlock(const pthread_rwlock_t *rw)
 int
 ult__dropin_ps_rwlock_init(pthread_rwlock_t *rw, const pthread_rwlockattr_t *a)
 {
-	int err;
-
 	memset(rw, 0, sizeof(*rw));
-	if ((err = NEXT(pthread_rwlock_init)(rw, a)) == 0)
-		RW_MARK(rw) = PS_MARK;
-	return (err);
+	return (mark_if_ok(NEXT(pthread_rwlock_init)(rw, a), &RW_MARK(rw),
+	    PS_MARK));
 }
 
 int
 ult__dropin_ps_rwlock_destroy(pthread_rwlock_t *rw)
 {
-	int err = NEXT(pthread_rwlock_destroy)(rw);
-
-	if (err == 0)
-		RW_MARK(rw) = 0;
-	return (err);
+	return (mark_if_ok(NEXT(pthread_rwlock_destroy)(rw), &RW_MARK(rw), 0));
 }
 
 int
@@ -575,12 +589,8 @@ ult__dropin_ps_rwlock_lock(pthread_rwlock_t *rw, int write, int try,
 		}
 		if (err != EBUSY || try)
 			return (err);
-		if (abs != NULL && deadline == 0) {
-			if ((err = ult__dropin_deadline(clock, abs,
-				 &deadline)) != 0)
-				return (err);
-			deadline = deadline ? deadline : 1;
-		}
+		if ((err = first_deadline(clock, abs, &deadline)) != 0)
+			return (err);
 		if (nap(&slice, deadline) == ETIMEDOUT)
 			return (ETIMEDOUT);
 	}
@@ -617,22 +627,15 @@ int
 ult__dropin_ps_barrier_init(pthread_barrier_t *b,
     const pthread_barrierattr_t *a, unsigned count)
 {
-	int err;
-
 	memset(b, 0, sizeof(*b));
-	if ((err = NEXT(pthread_barrier_init)(b, a, count)) == 0)
-		BAR_MARK(b) = PS_MARK;
-	return (err);
+	return (mark_if_ok(NEXT(pthread_barrier_init)(b, a, count),
+	    &BAR_MARK(b), PS_MARK));
 }
 
 int
 ult__dropin_ps_barrier_destroy(pthread_barrier_t *b)
 {
-	int err = NEXT(pthread_barrier_destroy)(b);
-
-	if (err == 0)
-		BAR_MARK(b) = 0;
-	return (err);
+	return (mark_if_ok(NEXT(pthread_barrier_destroy)(b), &BAR_MARK(b), 0));
 }
 
 struct bwait {
@@ -703,12 +706,8 @@ ult__dropin_ps_sem_wait(sem_t *s, int try, clockid_t clock,
 		}
 		if (errno != EAGAIN || try)
 			return (-1);
-		if (abs != NULL && deadline == 0) {
-			if ((err = ult__dropin_deadline(clock, abs,
-				 &deadline)) != 0)
-				return (posix(err));
-			deadline = deadline ? deadline : 1;
-		}
+		if ((err = first_deadline(clock, abs, &deadline)) != 0)
+			return (posix(err));
 		if (futex_nap(w, 0, &slice, deadline) == ETIMEDOUT)
 			return (posix(ETIMEDOUT));
 		ult__dropin_point();

@@ -105,8 +105,10 @@ ult__io_init(void)
 	return (0);
 }
 
-void
-ult__io_fini(void)
+/* Close this process's epoll instance and kick descriptor; nothing is
+ * armed any more. */
+static void
+io_close(void)
 {
 	if (epfd >= 0)
 		close(epfd);
@@ -114,6 +116,12 @@ ult__io_fini(void)
 		close(kickfd);
 	epfd = kickfd = -1;
 	ULT_ST(&ult__io_armed, 0);
+}
+
+void
+ult__io_fini(void)
+{
+	io_close();
 	for (int i = 0; i < IO_NCHUNK; i++) {
 		free(ULT_LD(&chunks[i]));
 		ULT_ST(&chunks[i], NULL);
@@ -652,12 +660,7 @@ static const struct sched_tunable io_tunables[] = {
 static void
 io_fork_child(void)
 {
-	if (epfd >= 0)
-		close(epfd);
-	if (kickfd >= 0)
-		close(kickfd);
-	epfd = kickfd = -1;
-	ULT_ST(&ult__io_armed, 0);
+	io_close();
 	for (int i = 0; i < IO_NCHUNK; i++)
 		ULT_ST(&chunks[i], NULL); /* leaked: the waiters are gone */
 	ULT_ST(&ult__io_nwaiting, 0);

@@ -44,6 +44,28 @@ wait_handled(int n)
 		conf_msleep(1);
 }
 
+/* A waiter's outcome: 1 if it took the lock, and only after main let it
+ * go; -1 if it took it too soon or failed. */
+static void
+note_got(int rc)
+{
+	atomic_store(&got, rc == 0 && atomic_load(&released) ? 1 : -1);
+}
+
+/* Signal the waiter th in its wait: its handler runs and it goes on
+ * waiting; then main says it lets the lock go. */
+static void
+interrupt_wait(pthread_t th)
+{
+	wait_waiting();
+	conf_err("pthread_kill the waiter", pthread_kill(th, SIGUSR1), 0);
+	wait_handled(1);
+	conf_long("its handler ran", atomic_load(&handled), 1);
+	conf_msleep(20);
+	conf_long("it still waits", atomic_load(&got), 0);
+	atomic_store(&released, 1);
+}
+
 static void
 reset(void)
 {
@@ -67,8 +89,7 @@ mutex_waiter(void *arg)
 	atomic_store(&about_to_wait, 1);
 	rc =
 	    timed ? pthread_mutex_timedlock(&mx, &ts) : pthread_mutex_lock(&mx);
-	/* It must not have the mutex before main let it go. */
-	atomic_store(&got, rc == 0 && atomic_load(&released) ? 1 : -1);
+	note_got(rc);
 	if (rc == 0)
 		pthread_mutex_unlock(&mx);
 	return (NULL);
@@ -84,13 +105,7 @@ check_mutex(int t)
 	printf("%s:\n", t ? "pthread_mutex_timedlock" : "pthread_mutex_lock");
 	conf_must("lock", pthread_mutex_lock(&mx));
 	conf_create(&th, NULL, mutex_waiter, NULL);
-	wait_waiting();
-	conf_err("pthread_kill the waiter", pthread_kill(th, SIGUSR1), 0);
-	wait_handled(1);
-	conf_long("its handler ran", atomic_load(&handled), 1);
-	conf_msleep(20);
-	conf_long("it still waits", atomic_load(&got), 0);
-	atomic_store(&released, 1);
+	interrupt_wait(th);
 	conf_must("unlock", pthread_mutex_unlock(&mx));
 	conf_join(th);
 	conf_long("it took the mutex after the unlock", atomic_load(&got), 1);
@@ -155,7 +170,7 @@ rw_waiter(void *arg)
 		rc = pthread_rwlock_timedwrlock(&rw, &ts);
 		break;
 	}
-	atomic_store(&got, rc == 0 && atomic_load(&released) ? 1 : -1);
+	note_got(rc);
 	if (rc == 0)
 		pthread_rwlock_unlock(&rw);
 	return (NULL);
@@ -175,13 +190,7 @@ check_rwlock(int op, int main_reads)
 	    main_reads ? pthread_rwlock_rdlock(&rw)
 		       : pthread_rwlock_wrlock(&rw));
 	conf_create(&th, NULL, rw_waiter, NULL);
-	wait_waiting();
-	conf_err("pthread_kill the waiter", pthread_kill(th, SIGUSR1), 0);
-	wait_handled(1);
-	conf_long("its handler ran", atomic_load(&handled), 1);
-	conf_msleep(20);
-	conf_long("it still waits", atomic_load(&got), 0);
-	atomic_store(&released, 1);
+	interrupt_wait(th);
 	conf_must("unlock", pthread_rwlock_unlock(&rw));
 	conf_join(th);
 	conf_long("it took the lock after the unlock", atomic_load(&got), 1);
