@@ -421,11 +421,42 @@ cwait_due(struct dp_thread *dp)
 	    (ut != NULL && (ULT_PLD(&dp->sig_pending) & ~ut->sigmask) != 0));
 }
 
+/*
+ * What a signal or broadcast of c changes, read with the mutex held: the
+ * start of glibc's group 1 (a group switch) and the two groups' signal
+ * counts.  A waiter's own timeout changes neither (it gives back a
+ * signal the broadcast closed its group with by signalling again).
+ */
+struct cstamp {
+	unsigned long long g1_start;
+	unsigned g_signals[2];
+};
+
+static struct cstamp
+cstamp(pthread_cond_t *c)
+{
+	struct cstamp s;
+
+	s.g1_start = ULT_PLD(&c->__data.__g1_start.__value64);
+	s.g_signals[0] = ULT_PLD(&c->__data.__g_signals[0]);
+	s.g_signals[1] = ULT_PLD(&c->__data.__g_signals[1]);
+	return (s);
+}
+
+static int
+cstamp_same(const struct cstamp *a, const struct cstamp *b)
+{
+	return (a->g1_start == b->g1_start &&
+	    a->g_signals[0] == b->g_signals[0] &&
+	    a->g_signals[1] == b->g_signals[1]);
+}
+
 static void *
 cwait_run(void *arg)
 {
 	struct cwait *w = arg;
 	struct timespec t;
+	struct cstamp before, after;
 
 	/* The helper is the owner for glibc while it waits. */
 	own_here(w->m);
@@ -449,13 +480,19 @@ cwait_run(void *arg)
 			(w->abs->tv_sec == t.tv_sec &&
 			    w->abs->tv_nsec < t.tv_nsec)))
 			t = *w->abs;
+		before = cstamp(w->c);
 		w->err = NEXT(pthread_cond_clockwait)(w->c, w->m, w->clock, &t);
 		if (w->err != ETIMEDOUT ||
 		    (w->abs != NULL && &t != w->abs &&
 			t.tv_sec == w->abs->tv_sec &&
 			t.tv_nsec == w->abs->tv_nsec))
 			break;
-		if (cwait_due(w->dp)) {
+		/* A slice that timed out as a broadcast came returns
+		 * ETIMEDOUT from glibc, the broadcast spent on it: waiting
+		 * again would lose it (found under a busy host), so the
+		 * program sees a spurious wakeup and looks again. */
+		after = cstamp(w->c);
+		if (cwait_due(w->dp) || !cstamp_same(&before, &after)) {
 			w->err = 0;
 			break;
 		}
