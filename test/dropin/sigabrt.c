@@ -4,8 +4,8 @@
  * kill interrupts the wait of the thread that takes it (sem_timedwait and
  * sem_wait end with EINTR), and abort() still runs the handler at once,
  * in the thread that called it, before the default action ends the
- * process.  (A fork child that has not started threads waits as a plain
- * kernel thread, and a handler does not end its wait yet: DESIGN 14.)
+ * process.  A fork child that has started no thread (it runs without the
+ * runtime, its waits are the kernel's) has its sem_timedwait ended too.
  */
 #include <semaphore.h>
 #include <signal.h>
@@ -83,6 +83,45 @@ in_process(const char *what, int timed)
 	sem_destroy(&s);
 }
 
+/* The LTP case: a fork child that has started no thread waits, its
+ * parent sends SIGABRT. */
+static void
+in_child(void)
+{
+	int p[2], st = 0;
+	char c;
+	pid_t pid;
+
+	conf_must("pipe", pipe(p));
+	pid = fork();
+	if (pid == 0) {
+		sem_t s;
+		struct timespec ts;
+		int e;
+
+		close(p[0]);
+		sem_init(&s, 0, 0);
+		c = 'r';
+		if (write(p[1], &c, 1) != 1)
+			_exit(3);
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 30;
+		e = conf_rc_errno(sem_timedwait(&s, &ts));
+		_exit(e == EINTR ? 0 : e == ETIMEDOUT ? 1 : 2);
+	}
+	conf_must("fork", pid < 0 ? errno : 0);
+	close(p[1]);
+	conf_must("child ready", read(p[0], &c, 1) == 1 ? 0 : EINVAL);
+	close(p[0]);
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		kill(pid, SIGABRT);
+		conf_msleep(20);
+	}
+	conf_ok("fork child's sem_timedwait ended by its parent's SIGABRT "
+		"with EINTR",
+	    WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 static void
 on_abrt_write(int sig)
 {
@@ -155,6 +194,7 @@ main(void)
 	conf_must("sigaction", sigaction(SIGABRT, &sa, NULL));
 	in_process("sem_timedwait interrupted by a process SIGABRT", 1);
 	in_process("sem_wait interrupted by a process SIGABRT", 0);
+	in_child();
 	abort_handler();
 	return (conf_end());
 }
