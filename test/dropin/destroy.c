@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * Destroying busy objects, as glibc does it (POSIX allows EBUSY, which
- * ult's own API returns): pthread_cond_destroy with a thread blocked on
- * the condition waits until that thread has been woken, then returns 0;
- * pthread_barrier_destroy with a thread blocked in a round that has not
- * ended waits until the round ends, then returns 0.
+ * Destroying a busy condition variable, as glibc does it (POSIX allows
+ * EBUSY, which ult's own API returns): pthread_cond_destroy with a thread
+ * blocked on the condition waits until that thread has been woken, then
+ * returns 0.  (The barrier's counterpart is not tested here: glibc's
+ * destroy during an unfinished round can leave the round's threads
+ * blocked for ever, so the native run would not be deterministic.)
  */
 #include <stdatomic.h>
 #include <unistd.h>
@@ -65,52 +66,10 @@ cond_busy(void)
 	conf_join(s);
 }
 
-static pthread_barrier_t b;
-static atomic_int arriving, second_in;
-
-static void *
-barrier_first(void *arg)
-{
-	(void)arg;
-	atomic_store(&arriving, 1);
-	pthread_barrier_wait(&b);
-	return (NULL);
-}
-
-static void *
-barrier_second(void *arg)
-{
-	(void)arg;
-	conf_msleep(100);
-	atomic_store(&second_in, 1);
-	pthread_barrier_wait(&b);
-	return (NULL);
-}
-
-static void
-barrier_busy(void)
-{
-	pthread_t t1, t2;
-
-	conf_must("barrier_init", pthread_barrier_init(&b, NULL, 2));
-	conf_create(&t1, NULL, barrier_first, NULL);
-	while (!atomic_load(&arriving))
-		conf_msleep(1);
-	conf_msleep(20); /* into its wait */
-	conf_create(&t2, NULL, barrier_second, NULL);
-	conf_err("barrier_destroy with a waiter", pthread_barrier_destroy(&b),
-	    0);
-	conf_ok("... returned once the round had ended",
-	    atomic_load(&second_in) == 1);
-	conf_join(t1);
-	conf_join(t2);
-}
-
 int
 main(void)
 {
 	conf_begin("destroy");
 	cond_busy();
-	barrier_busy();
 	return (conf_end());
 }
