@@ -14,7 +14,7 @@
  * Sleeping and waking on sleep queues (kern/sleepq.h, waiter.h):
  *   ult__sleepq_lock ult__sleepq_add ult__sleepq_wait ult__sleepq_signal
  *   ult__sleepq_release ult__sleepq_interrupt ult__waiter_self
- *   ult__sync_self_id
+ *   ult__sync_self_id ult__foreign_intr
  * A mutex's owner: wait morphing's test, a fork child's unlock of
  * what the forking uthread held, and another thread's unlock of a
  * normal mutex, which glibc allows (api/sync.h):

@@ -71,7 +71,6 @@ wrapped(int sig)
 	case SIGFPE:
 	case SIGTRAP:
 	case SIGSYS:
-	case SIGABRT: /* synchronous: the handler must run at once */
 	case 32:
 	case 33: /* glibc's own */
 		return (0);
@@ -272,6 +271,16 @@ tramp_on(int sig, siginfo_t *si, void *uc)
 		if (si->si_code != SI_TKILL && ult__dropin_route(sig, &info))
 			return;
 		requeue(sig, si);
+		return;
+	}
+	if (sig == SIGABRT && si->si_code == SI_TKILL &&
+	    si->si_pid == getpid()) {
+		/* abort()'s own raise, on this worker: the handler runs now,
+		 * as the kernel would run it, since abort goes on to the
+		 * default action as soon as raise returns.  A SIGABRT sent
+		 * by kill is wrapped like any other, so that it interrupts
+		 * the uthread that takes it, not the worker under it. */
+		run(sig, si, uc);
 		return;
 	}
 	if (si->si_code != SI_TKILL &&

@@ -695,6 +695,15 @@ ult__dropin_wait_intr(int (*wait)(void *, uint64_t), void *obj,
 {
 	int err, ran;
 
+	if (ult__self_ut() == NULL) {
+		/* Not a uthread (a fork child's before its first thread):
+		 * the handler has run, in the kernel's wait, and the kernel
+		 * has restarted that wait or ended it, as it would natively. */
+		ult__foreign_intr = 1;
+		err = wait(obj, deadline);
+		ult__foreign_intr = 0;
+		return (err);
+	}
 	ult__dropin_intr_begin();
 	while ((err = wait(obj, deadline)) == EINTR) {
 		ult__dropin_intr_end();

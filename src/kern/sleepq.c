@@ -219,17 +219,23 @@ sleepq_timeout(void *arg)
 static int
 wait_foreign(struct sleepq_chain *sc, struct ult__waiter *w, uint64_t deadline)
 {
+	int r, intr;
+
 	mtx_unlock_spin(&sc->lock);
-	if (ult__waiter_park_foreign(w, deadline) == ETIMEDOUT) {
+	if ((r = ult__waiter_park_foreign(w, deadline)) != 0) {
+		/* ETIMEDOUT, or EINTR (a handler ran). */
 		mtx_lock_spin(&sc->lock);
 		if (ult__list_linked(&w->link)) {
 			ult__list_remove(&w->link);
 			mtx_unlock_spin(&sc->lock);
-			return (ETIMEDOUT);
+			return (r);
 		}
 		mtx_unlock_spin(&sc->lock);
-		/* Being woken right now. */
+		/* Being woken right now: that wake is ours, whatever comes. */
+		intr = ult__foreign_intr;
+		ult__foreign_intr = 0;
 		ult__waiter_park_foreign(w, 0);
+		ult__foreign_intr = intr;
 	}
 	return (w->result);
 }

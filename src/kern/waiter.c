@@ -57,6 +57,8 @@ enum {
 	FW_SLEEPING = 2
 };
 
+__thread int ult__foreign_intr;
+
 /* How long a foreign waiter spins before it sleeps in the kernel. */
 #define FOREIGN_SPIN_NS 20000u
 
@@ -80,10 +82,12 @@ ult__waiter_park_foreign(struct ult__waiter *w, uint64_t deadline)
 	if (!ULT_CAS_SC(&w->futex, &v, FW_SLEEPING) && v == FW_WOKEN)
 		return (0);
 	while (ULT_LD_ACQ(&w->futex) == FW_SLEEPING) {
-		if (ult__futex_wait(&w->futex, FW_SLEEPING, deadline) ==
-			ETIMEDOUT &&
-		    ULT_LD_ACQ(&w->futex) == FW_SLEEPING)
-			return (ETIMEDOUT);
+		int e = ult__futex_wait(&w->futex, FW_SLEEPING, deadline);
+
+		if (ULT_LD_ACQ(&w->futex) != FW_SLEEPING)
+			break;
+		if (e == ETIMEDOUT || (e == EINTR && ult__foreign_intr))
+			return (e);
 	}
 	return (0);
 }

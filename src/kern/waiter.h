@@ -68,8 +68,14 @@ ult__sync_id_thread(uintptr_t id)
 #define SYNC_PRI_FOREIGN 155
 
 /* A foreign waiter blocks until resumed or the deadline (0: none); returns
- * 0 when resumed, ETIMEDOUT when the deadline passed first. */
+ * 0 when resumed, ETIMEDOUT when the deadline passed first, and EINTR
+ * when a signal handler ended its sleep in the kernel while the thread's
+ * ult__foreign_intr was set (the kernel restarts an untimed wait after a
+ * handler with SA_RESTART, as it restarts a native sem_wait). */
 int ult__waiter_park_foreign(struct ult__waiter *w, uint64_t deadline_ns);
+/* Set by a foreign thread around a wait that a handler ends with EINTR
+ * (the drop-in's sem_wait in a fork child that has no runtime yet). */
+extern __thread int ult__foreign_intr;
 
 /* Mark w resumed; a uthread waiter must be made runnable by the caller. */
 void ult__waiter_wake_foreign(struct ult__waiter *w);

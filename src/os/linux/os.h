@@ -58,14 +58,14 @@ int ult__os_thread(pthread_t *t, void *(*fn)(void *), void *arg);
  * must not take the program's signals). */
 void ult__os_sigmask(uint64_t mask);
 /* What ult__os_block_async_signals leaves open: the signals a fault
- * raises, and glibc's SIGCANCEL and SIGSETXID (32, 33), which its
- * set*id calls send to every thread and wait for (blocked, they would
- * wait forever). */
+ * raises (not SIGABRT: abort opens it itself, and one sent by kill must
+ * reach a uthread that accepts it), and glibc's SIGCANCEL and SIGSETXID (32,
+ * 33), which its set*id calls send to every thread and wait for (blocked, they
+ * would wait forever). */
 #define ULT_SIGMASK_KEEP                                                       \
 	(1ull << (SIGSEGV - 1) | 1ull << (SIGBUS - 1) | 1ull << (SIGFPE - 1) | \
 	    1ull << (SIGILL - 1) | 1ull << (SIGTRAP - 1) |                     \
-	    1ull << (SIGSYS - 1) | 1ull << (SIGABRT - 1) | 1ull << 31 |        \
-	    1ull << 32)
+	    1ull << (SIGSYS - 1) | 1ull << 31 | 1ull << 32)
 uint64_t ult__os_sigmask_get(void);
 void ult__os_block_async_signals(void);
 
