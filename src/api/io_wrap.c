@@ -489,8 +489,14 @@ ult_poll(struct pollfd *fds, nfds_t nfds, int timeout)
 
 	if (!in_uthread())
 		return (poll(fds, nfds, timeout));
-	if ((r = poll_probe(fds, nfds)) != 0 || timeout == 0)
+	/* Ready, or a probe: back to the program as from a system call,
+	 * taking a preemption owed meanwhile (a loop of probes would
+	 * otherwise keep the signal's tries landing in the runtime or libc,
+	 * where they are deferred, and never give the CPU up). */
+	if ((r = poll_probe(fds, nfds)) != 0 || timeout == 0) {
+		ult__userret();
 		return (r);
+	}
 	deadline = timeout < 0 ? 0 : ult__now() + (uint64_t)timeout * 1000000u;
 	if (nfds == 0) {
 		if (ult_sleep_until(deadline ? deadline : UINT64_MAX) == EINTR)
