@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "rt_test.h"
+#include "api/blocking.h"
 
 /* ---- ult_wait_fd ---- */
 
@@ -694,6 +695,55 @@ test_io_blocking_chain(void)
 	rt_sysctl_set("ult.blocking_idle_ms", 10000);
 	close(wf_pipe[0]);
 	close(wf_pipe[1]);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/* Waits that need each other (as the drop-in's process-shared condition
+ * waits do) get a helper each beyond ult.blocking_max; once they are
+ * over, the helpers started beyond the bound go at once, not after
+ * ult.blocking_idle_ms, since each keeps a stack that every fork copies. */
+#define BU_N 8
+static pthread_barrier_t bu_barrier;
+
+static void *
+bu_wait(void *arg)
+{
+	pthread_barrier_wait(&bu_barrier);
+	return (arg);
+}
+
+static void *
+bu_caller(void *arg)
+{
+	void *ret = NULL;
+
+	CHECK_EQ(ult__blocking_unbounded(bu_wait, arg, &ret), 0);
+	CHECK(ret == arg);
+	return (NULL);
+}
+
+void
+test_io_blocking_beyond(void)
+{
+	ult_thread_t *t[BU_N];
+
+	rt_init(2, 0);
+	rt_sysctl_set("ult.blocking_max", 2);
+	rt_sysctl_set("ult.blocking_idle_ms", 3600000);
+	CHECK_EQ(pthread_barrier_init(&bu_barrier, NULL, BU_N), 0);
+	for (intptr_t i = 0; i < BU_N; i++)
+		rt_spawn_on(&t[i], (int)(i % 2), bu_caller, (void *)i);
+	for (int i = 0; i < BU_N; i++)
+		CHECK_EQ(ult_join(t[i], NULL), 0);
+	/* The bound's two stay for the idle time; the rest are going. */
+	for (int i = 0; rt_sysctl_get("ult.blocking_threads") > 2; i++) {
+		CHECK(i < 20000);
+		usleep(1000);
+	}
+	CHECK_EQ(rt_sysctl_get("ult.blocking_threads"), 2);
+	CHECK_EQ(pthread_barrier_destroy(&bu_barrier), 0);
+	rt_sysctl_set("ult.blocking_max", 64);
+	rt_sysctl_set("ult.blocking_idle_ms", 10000);
 	CHECK_EQ(ult_shutdown(), 0);
 }
 

@@ -3,7 +3,9 @@
  * ult_blocking: calls no poller covers run on helper kernel threads while
  * the calling uthread sleeps on its job (the job's address is the wait
  * channel).  Helpers start on demand up to ult.blocking_max, take jobs in
- * FIFO order, and exit after ult.blocking_idle_ms without one.  The pool
+ * FIFO order, and exit after ult.blocking_idle_ms without one; those
+ * started beyond the bound for the waits of ult__blocking_unbounded exit
+ * as soon as they find no job.  The pool
  * is plain pthreads: its lock is held for a few instructions, by uthreads
  * too, which is safe because nothing blocks under it.
  */
@@ -89,7 +91,10 @@ helper_main(void *arg)
 			pthread_mutex_lock(&pool.lock);
 			continue;
 		}
-		if (pool.stop)
+		/* Beyond the bound only for jobs that wait (unbounded): gone
+		 * with the wait, not kept for ult.blocking_idle_ms, since
+		 * each idle one keeps a stack that every fork copies. */
+		if (pool.stop || pool.nthreads > ULT_LD(&ult__blocking_max))
 			break;
 		ult__os_timespec(ult__now() +
 			(uint64_t)ULT_LD(&ult__blocking_idle_ms) * 1000000u,
