@@ -100,6 +100,9 @@ struct dp_thread {
 	unsigned nintr; /* (a) interruptions sent: tells an EINTR of
 			   ours from the kernel's */
 	struct dp_thread *next_live, *prev_live; /* signal.c's list */
+	int bound;  /* the one CPU of its affinity mask + 1, or 0: its
+		       uthread is bound to that worker, and the threads it
+		       creates inherit it as Linux's inherit the mask */
 	int policy; /* what pthread_setschedparam was told */
 	struct sched_param param;
 	ult_mutex_t done_mx; /* done, for tryjoin and timedjoin */
@@ -330,6 +333,8 @@ int ult__libc_poll(struct pollfd *p, nfds_t n, int ms);
 int ult__libc_clock_nanosleep(clockid_t c, int fl, const struct timespec *r,
     struct timespec *rem);
 int ult__libc_sched_yield(void);
+int ult__libc_sched_setaffinity(pid_t pid, size_t n, const cpu_set_t *s);
+int ult__libc_sched_getaffinity(pid_t pid, size_t n, cpu_set_t *s);
 long ult__libc_syscall(long nr, ...);
 pthread_t ult__libc_pthread_self(void);
 int ult__libc_pthread_join(pthread_t t, void **ret);

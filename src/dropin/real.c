@@ -60,6 +60,8 @@ FWD(int, pthread_getattr_np, (pthread_t t, pthread_attr_t *a), (t, a))
 FWD(pthread_t, pthread_self, (void), ())
 FWD(int, pthread_setaffinity_np, (pthread_t t, size_t n, const cpu_set_t *s),
     (t, n, s))
+FWD(int, sched_setaffinity, (pid_t p, size_t n, const cpu_set_t *s), (p, n, s))
+FWD(int, sched_getaffinity, (pid_t p, size_t n, cpu_set_t *s), (p, n, s))
 FWD(int, pthread_setname_np, (pthread_t t, const char *n), (t, n))
 FWD(int, pthread_mutex_init,
     (pthread_mutex_t * m, const pthread_mutexattr_t *a), (m, a))

@@ -126,15 +126,30 @@ sleep(unsigned s)
 	return (0);
 }
 
-/* Priorities: the POSIX policies onto ULE's classes.  SCHED_FIFO and
+/*
+ * Priorities: the POSIX policies onto ULE's classes.  SCHED_FIFO and
  * SCHED_RR priorities 1..99 (99 best) become realtime priorities 31..0
  * (0 best); SCHED_IDLE is the idle class; SCHED_OTHER and SCHED_BATCH
- * are timeshare, where nice decides. */
-
+ * are timeshare, where nice decides.  ULE's run queues hold four
+ * priorities each, in FIFO order (runq.h), so the 32 realtime levels
+ * order threads in 8 steps only: programs choose near the ends (the
+ * minimum and one above it, the maximum and one below), so 1, 2, 98 and
+ * 99 get a step each and 3..97 share the four between.  A plain scaling
+ * put 1 and 2 in one queue, and a thread created at 2 that yielded let
+ * its creator at 1 run.
+ */
 static int
 rt_prio(int p)
 {
-	return (31 - (p - 1) * 31 / 98);
+	int step;
+
+	if (p <= 2)
+		step = 8 - p; /* 1, 2: 7, 6 */
+	else if (p >= 98)
+		step = 99 - p; /* 98, 99: 1, 0 */
+	else
+		step = 5 - (p - 3) * 4 / 95; /* 3..97: 5..2 */
+	return (step * 4 + 1);
 }
 
 int
@@ -343,29 +358,104 @@ pthread_getattr_np(pthread_t t, pthread_attr_t *a)
 	return (0);
 }
 
-/* Affinity: a mask of exactly one CPU binds the uthread to that worker;
- * any other mask unbinds it.  The mask read back is the process's. */
-int
-pthread_setaffinity_np(pthread_t t, size_t size, const cpu_set_t *set)
+/*
+ * Affinity: a mask of exactly one CPU binds the uthread to that worker
+ * (worker i for CPU i), and the threads it then creates are bound there
+ * too, as Linux's inherit the mask; any other mask unbinds it.  A bound
+ * thread reads back its one CPU, any other the process's mask.
+ */
+static int
+set_bound(struct dp_thread *dp, size_t size, const cpu_set_t *set)
 {
-	struct dp_thread *dp = named(t);
 	int cpu = -1;
 
-	if (dp == NULL)
-		return (ESRCH);
+	if (set == NULL)
+		return (EFAULT);
 	if (CPU_COUNT_S(size, set) == 1)
 		for (int i = 0; i < ult_ncpu(); i++)
 			if (CPU_ISSET_S((size_t)i, size, set))
 				cpu = i;
-	return (ult_bind(ult__dropin_ut(dp), cpu) == 0 ? 0 : EINVAL);
+	if (ult_bind(ult__dropin_ut(dp), cpu) != 0)
+		return (EINVAL);
+	dp->bound = cpu + 1;
+	return (0);
+}
+
+static int
+get_bound(struct dp_thread *dp, size_t size, cpu_set_t *set)
+{
+	if (set == NULL)
+		return (EFAULT);
+	if ((size_t)dp->bound > size * 8)
+		return (EINVAL);
+	CPU_ZERO_S(size, set);
+	CPU_SET_S((size_t)dp->bound - 1, size, set);
+	return (0);
+}
+
+int
+pthread_setaffinity_np(pthread_t t, size_t size, const cpu_set_t *set)
+{
+	struct dp_thread *dp = named(t);
+
+	if (dp == NULL)
+		return (ESRCH);
+	return (set_bound(dp, size, set));
 }
 
 int
 pthread_getaffinity_np(pthread_t t, size_t size, cpu_set_t *set)
 {
-	if (named(t) == NULL)
+	struct dp_thread *dp = named(t);
+
+	if (dp == NULL)
 		return (ESRCH);
-	return (sched_getaffinity(0, size, set) == 0 ? 0 : errno);
+	if (dp->bound > 0)
+		return (get_bound(dp, size, set));
+	return (ult__libc_sched_getaffinity(0, size, set) == 0 ? 0 : errno);
+}
+
+/* The caller's uthread record when pid names the calling thread (0, or
+ * the id gettid gives it), else NULL: the kernel's call then. */
+static struct dp_thread *
+self_named(pid_t pid)
+{
+	struct dp_thread *me;
+
+	ult__dropin_up();
+	if ((me = ult__dropin_self()) == NULL)
+		return (NULL);
+	return (pid == 0 || pid == (pid_t)syscall(SYS_gettid) ? me : NULL);
+}
+
+int
+sched_setaffinity(pid_t pid, size_t size, const cpu_set_t *set)
+{
+	struct dp_thread *me = self_named(pid);
+	int err;
+
+	if (me == NULL)
+		return (ult__libc_sched_setaffinity(pid, size, set));
+	if ((err = set_bound(me, size, set)) != 0) {
+		errno = err;
+		return (-1);
+	}
+	return (0);
+}
+
+int
+sched_getaffinity(pid_t pid, size_t size, cpu_set_t *set)
+{
+	struct dp_thread *me = self_named(pid);
+	int err;
+
+	if (me == NULL || me->bound == 0)
+		return (ult__libc_sched_getaffinity(pid, size, set));
+	if ((err = get_bound(me, size, set)) != 0) {
+		errno = err;
+		return (-1);
+	}
+	return (0);
 }
 
 /* glibc's pthread_yield (which its header renames sched_yield, but

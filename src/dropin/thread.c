@@ -182,6 +182,7 @@ dp_new(void)
 	if (me != NULL) {
 		memcpy(dp->name, me->name, sizeof(dp->name));
 		dp->sig_urg = me->sig_urg;
+		dp->bound = me->bound;
 	} else
 		snprintf(dp->name, sizeof(dp->name), "%s",
 		    program_invocation_short_name);
@@ -201,6 +202,7 @@ attrs(const pthread_attr_t *a, struct ult_attr *ua, struct dp_thread *dp,
 
 	ult_attr_init(ua);
 	ua->stack_size = ult__dropin_default_stack();
+	ua->cpu = dp->bound - 1;
 	if (me != NULL) {
 		ult_getnice(NULL, &ua->nice);
 		ult_getclass(NULL, &ua->cls, &ua->rtprio);
