@@ -484,11 +484,16 @@ join(struct dp_thread *dp, void **ret, uint64_t deadline)
 	ult__dropin_intr_begin();
 	while (!dp->done && (err == 0 || err == EINTR)) {
 		if (err == EINTR) {
+			/* The handlers run without the mutex, so the thread
+			 * may end meanwhile: look at done again before
+			 * waiting, or its broadcast is lost. */
 			ult_mutex_unlock(&dp->done_mx);
 			ult__dropin_intr_end();
 			ult__dropin_point();
 			ult__dropin_intr_begin();
 			ult_mutex_lock(&dp->done_mx);
+			err = 0;
+			continue;
 		}
 		err = deadline == UINT64_MAX
 		    ? ult_cond_wait(&dp->done_cv, &dp->done_mx)

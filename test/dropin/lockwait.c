@@ -5,7 +5,8 @@
  * barrier, and on its return the wait goes on as if not interrupted; a
  * barrier wait's thread stays arrived meanwhile, so a round that fills
  * during the handler ends its wait.  An asynchronous cancel ends a mutex
- * wait.  glibc's default rwlock prefers readers (a read lock is granted
+ * wait.  A join interrupted again and again still sees its thread end.
+ * glibc's default rwlock prefers readers (a read lock is granted
  * while others read, writers waiting or not); its writer-preferring
  * non-recursive kind makes new readers wait.
  */
@@ -410,6 +411,92 @@ check_stress(void)
 	conf_ok("handlers ran", atomic_load(&handled) > 0);
 }
 
+/* A join interrupted by a handler during which the thread joined ends
+ * (its end is the handler's doing): on its return the join sees the
+ * end, and does not wait for a wakeup that has come and gone. */
+#define NJOINS 20
+static pthread_t joiner_t;
+static atomic_int joinee_go, joinee_ended, joiner_waiting, joins_done;
+
+/* Busy for about us microseconds (clock_gettime is async-signal-safe). */
+static void
+spin_us(long us)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while (
+	    (b.tv_sec - a.tv_sec) * 1000000 + (b.tv_nsec - a.tv_nsec) / 1000 <
+	    us);
+}
+
+static void
+on_usr2(int sig)
+{
+	(void)sig;
+	atomic_store(&joinee_go, 1);
+	while (!atomic_load(&joinee_ended))
+		spin_us(100);
+	spin_us(20000); /* its end is through meanwhile */
+}
+
+static void *
+joinee(void *arg)
+{
+	while (!atomic_load(&joinee_go))
+		conf_msleep(1);
+	atomic_store(&joinee_ended, 1);
+	return (arg);
+}
+
+static void *
+joiner(void *arg)
+{
+	(void)arg;
+	for (uintptr_t i = 0; i < NJOINS; i++) {
+		pthread_t t;
+		void *ret = NULL;
+
+		atomic_store(&joinee_go, 0);
+		atomic_store(&joinee_ended, 0);
+		if (pthread_create(&t, NULL, joinee, (void *)i) != 0)
+			break;
+		atomic_store(&joiner_waiting, 1);
+		if (pthread_join(t, &ret) != 0 || ret != (void *)i)
+			break;
+		atomic_store(&joiner_waiting, 0);
+		atomic_fetch_add(&joins_done, 1);
+	}
+	return (NULL);
+}
+
+static void
+check_join_interrupted(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr2;
+	sigemptyset(&sa.sa_mask);
+	conf_must("sigaction", sigaction(SIGUSR2, &sa, NULL));
+	atomic_store(&joins_done, 0);
+	atomic_store(&joiner_waiting, 0);
+	conf_create(&joiner_t, NULL, joiner, NULL);
+	for (int i = 0; i < NJOINS; i++) {
+		while (!atomic_load(&joiner_waiting))
+			conf_msleep(1);
+		conf_msleep(20); /* in the join's wait by now */
+		pthread_kill(joiner_t, SIGUSR2);
+		while (atomic_load(&joins_done) == i)
+			conf_msleep(1);
+	}
+	conf_join(joiner_t);
+	conf_long("join: the thread ended during a handler: joins",
+	    atomic_load(&joins_done), NJOINS);
+}
+
 int
 main(void)
 {
@@ -430,5 +517,6 @@ main(void)
 	check_preference(PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
 	check_barrier();
 	check_stress();
+	check_join_interrupted();
 	return (conf_end());
 }
