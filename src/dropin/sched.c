@@ -8,7 +8,6 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "dropin.h"
@@ -228,13 +227,21 @@ pthread_setschedprio(pthread_t t, int prio)
 	return (pthread_setschedparam(t, dp->policy, &sp));
 }
 
-/* PRIO_PROCESS on 0 or the caller's thread id is the calling thread on
- * Linux: its uthread.  Anything else is the kernel's. */
+/* 0, or the id gettid gives the caller, names the calling thread in
+ * Linux's per-thread calls (setpriority, sched_setaffinity). */
+static int
+names_caller(long id)
+{
+	return (id == 0 || id == (long)gettid());
+}
+
+/* PRIO_PROCESS on the calling thread is its uthread.  Anything else is
+ * the kernel's. */
 static int
 is_self(int which, id_t who)
 {
 	return (which == PRIO_PROCESS && ult__dropin_self() != NULL &&
-	    (who == 0 || who == (id_t)syscall(SYS_gettid)));
+	    names_caller((long)who));
 }
 
 int
@@ -400,8 +407,8 @@ pthread_getaffinity_np(pthread_t t, size_t size, cpu_set_t *set)
 	return (ult__libc_sched_getaffinity(0, size, set) == 0 ? 0 : errno);
 }
 
-/* The caller's uthread record when pid names the calling thread (0, or
- * the id gettid gives it), else NULL: the kernel's call then. */
+/* The caller's uthread record when pid names the calling thread, else
+ * NULL: the kernel's call then. */
 static struct dp_thread *
 self_named(pid_t pid)
 {
@@ -410,7 +417,7 @@ self_named(pid_t pid)
 	ult__dropin_up();
 	if ((me = ult__dropin_self()) == NULL)
 		return (NULL);
-	return (pid == 0 || pid == (pid_t)syscall(SYS_gettid) ? me : NULL);
+	return (names_caller(pid) ? me : NULL);
 }
 
 int
