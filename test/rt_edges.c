@@ -333,9 +333,12 @@ child_checks(void)
 	    ult_getnice(NULL, &v) != ENXIO)
 		return (15);
 	ult_yield(); /* sched_yield */
-#if defined(__SANITIZE_THREAD__)
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 	/* TSan ends a child that starts threads after a multithreaded
-	 * fork ("not supported"). */
+	 * fork ("not supported"). GCC 12's ASan allocator takes no lock
+	 * across fork, unlike glibc malloc: a parent worker freeing into
+	 * the quarantine at that moment leaves its lock held for good, and
+	 * the child's first new thread waits on it forever. */
 	return (0);
 #endif
 	if (ult_init(NULL) != 0 || ult_ncpu() < 1)
