@@ -106,7 +106,7 @@ struct sched_ops {
 	void (*idle_init)(struct thread *td, int cpu);
 
 	/* parent (locked, may be NULL for a creator that is not a thread)
-	 * creates child, which inherits history like a forked process.  On
+	 * creates child, which inherits its history as thr_new's does.  On
 	 * return the child's td_lock is a run-queue lock. */
 	void (*fork)(struct thread *parent, struct thread *child);
 	/* child has exited; charge its run time to parent (locked). */

@@ -19,7 +19,6 @@
  *   sched_priority            ule_priority
  *   sched_interact_score      ule_interact_score
  *   sched_interact_update     ule_interact_update
- *   sched_interact_fork       ule_interact_fork
  *   sched_pctcpu              ule_pctcpu
  *   sched_pctcpu_update       ule_pctcpu_update
  *   sched_setpreempt          ule_setpreempt
@@ -168,7 +167,6 @@ _Static_assert(PRI_MIN_BATCH == 136 && SCHED_PRI_MIN == 156 &&
 
 /* Interactivity. */
 #define SCHED_SLP_RUN_MAX ((ULT_HZ * 5) << SCHED_TICK_SHIFT)
-#define SCHED_SLP_RUN_FORK ((ULT_HZ / 2) << SCHED_TICK_SHIFT)
 #define SCHED_INTERACT_MAX (100)
 #define SCHED_INTERACT_HALF (SCHED_INTERACT_MAX / 2)
 #define SCHED_INTERACT_THRESH (30)
@@ -260,7 +258,6 @@ tdq_self(int self)
 /* sched_ule_prio.c */
 int ule_interact_score(struct thread *td);
 void ule_interact_update(struct thread *td);
-void ule_interact_fork(struct thread *td);
 void ule_pctcpu_update(struct td_sched *ts, int run, int now);
 void ule_priority(struct thread *td);
 int ule_pctcpu(struct thread *td, int now);

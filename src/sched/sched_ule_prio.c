@@ -82,24 +82,6 @@ ule_interact_update(struct thread *td)
 }
 
 /*
- * A forked child keeps its parent's run/sleep ratio but only half a second
- * to a second of it, so its own behaviour soon dominates.
- */
-void
-ule_interact_fork(struct thread *td)
-{
-	struct td_sched *ts = td_get_sched(td);
-	unsigned sum = ts->ts_runtime + ts->ts_slptime;
-
-	if (sum > SCHED_SLP_RUN_FORK) {
-		unsigned ratio = sum / SCHED_SLP_RUN_FORK;
-
-		ts->ts_runtime /= ratio;
-		ts->ts_slptime /= ratio;
-	}
-}
-
-/*
  * %CPU over a sliding window of 10 to 11 seconds.  When the window grows
  * past SCHED_TICK_MAX it is trimmed back to SCHED_TICK_TARG keeping the
  * average rate; a thread unseen for a whole window starts from zero.

@@ -183,11 +183,14 @@ ule_thread_init(struct thread *td)
 }
 
 /*
- * A new thread.  From a thread it inherits the %CPU estimate and a scaled
- * copy of the run/sleep history (sched_fork + sched_fork_thread), and
+ * A new thread, as thr_new makes one (sched_fork_thread): from a thread it
+ * inherits the %CPU estimate, the run/sleep history and the priority, and
  * starts with almost its whole slice used so that its own behaviour is
- * learned quickly; the parent is charged one tick for forking.  From a
- * creator that is not a thread it starts with no history.
+ * learned quickly.  The creator is not charged: FreeBSD charges a tick and
+ * scales the child's history only for a process fork (sched_fork), and a
+ * thread-per-connection acceptor charged a tick a spawn would score batch
+ * (DESIGN.md section 6.2).  From a creator that is not a thread the child
+ * starts with no history.
  */
 void
 ule_fork(struct thread *td, struct thread *child)
@@ -210,7 +213,6 @@ ule_fork(struct thread *td, struct thread *child)
 	}
 	tdq = TDQ_CPU(self);
 	ts = td_get_sched(td);
-	ule_pctcpu_update(ts, 1, now);
 	ULT_ST(&child->td_lock, TDQ_LOCKPTR(tdq));
 	ts2->ts_cpu = ts->ts_cpu;
 	ts2->ts_ticks = ts->ts_ticks;
@@ -225,12 +227,6 @@ ule_fork(struct thread *td, struct thread *child)
 	ts2->ts_slptime = ts->ts_slptime;
 	ts2->ts_runtime = ts->ts_runtime;
 	ts2->ts_slice = ule_tdq_slice(tdq) - TUN(ule_tun.slice_min);
-	/* Penalise parent and child for forking. */
-	ule_interact_fork(child);
-	ule_priority(child);
-	ts->ts_runtime += (unsigned)TUN(ule_tun.tickincr);
-	ule_interact_update(td);
-	ule_priority(td);
 }
 
 /* The child's run time, not its sleep time, is charged to the parent. */
