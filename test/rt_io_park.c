@@ -7,6 +7,9 @@
  * when every worker is idle.  A lost unpark hangs the join of a bound
  * thread: no other worker may run it.
  */
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include "kern/io.h"
@@ -83,6 +86,76 @@ test_io_park_poller(void)
 	for (int i = 0; i < 2; i++) {
 		close(park_pipe[i]);
 		close(other_pipe[i]);
+	}
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
+/*
+ * An fd is armed only while a uthread waits on it: data that arrives for a
+ * uthread that is running (and will read it itself) wakes no poller.  With
+ * fds armed for good, each of these writes was an edge the clock thread
+ * woke for.
+ */
+static int run_pipe[2];
+static atomic_int run_got_first, run_stop;
+
+static void *
+running_reader(void *arg)
+{
+	char buf[256];
+	long n = 0;
+	ssize_t r;
+
+	(void)arg;
+	CHECK_EQ(ult_read(run_pipe[0], buf, 1), 1);
+	atomic_store(&run_got_first, 1);
+	while (!atomic_load(&run_stop))
+		; /* runs, never waits on the pipe */
+	CHECK_EQ(fcntl(run_pipe[0], F_SETFL, O_NONBLOCK), 0);
+	while ((r = read(run_pipe[0], buf, sizeof(buf))) > 0)
+		n += r;
+	return ((void *)(intptr_t)n);
+}
+
+void
+test_io_running_reader_unarmed(void)
+{
+	unsigned long before, reports;
+	ult_thread_t *r, *t;
+	void *ret;
+
+	rt_init(2, 0);
+	CHECK_EQ(pipe(park_pipe), 0);
+	CHECK_EQ(pipe(run_pipe), 0);
+	atomic_store(&run_got_first, 0);
+	atomic_store(&run_stop, 0);
+	/* Another uthread waits on a descriptor all along: the poller is
+	 * in use. */
+	CHECK_EQ(ult_spawn(&r, NULL, pipe_reader, park_pipe), 0);
+	sleeping(r);
+	CHECK_EQ(ult_spawn(&t, NULL, running_reader, NULL), 0);
+	sleeping(t);
+	CHECK_EQ(write(run_pipe[1], "a", 1), 1);
+	while (!atomic_load(&run_got_first))
+		usleep(100);
+	before = atomic_load(&ult__io_nreports);
+	for (int i = 0; i < 200; i++) {
+		CHECK_EQ(write(run_pipe[1], "b", 1), 1);
+		usleep(100);
+	}
+	reports = atomic_load(&ult__io_nreports) - before;
+	atomic_store(&run_stop, 1);
+	CHECK_EQ(ult_join(t, &ret), 0);
+	CHECK_EQ((intptr_t)ret, 200);
+	printf("reports for 200 writes to a running reader's pipe: %lu\n",
+	    reports);
+	CHECK(reports < 20);
+	CHECK_EQ(write(park_pipe[1], "x", 1), 1);
+	CHECK_EQ(ult_join(r, &ret), 0);
+	CHECK_EQ((intptr_t)ret, 'x');
+	for (int i = 0; i < 2; i++) {
+		close(park_pipe[i]);
+		close(run_pipe[i]);
 	}
 	CHECK_EQ(ult_shutdown(), 0);
 }

@@ -26,6 +26,8 @@ extern atomic_int ult__io_armed, ult__io_nwaiting;
 /* ult.io_boost: a uthread woken by I/O runs at PSOCK until it returns
  * from the call, under ULE too (see DESIGN.md 7.2). */
 extern atomic_int ult__io_boost;
+/* How many times the kernel has reported an fd ready, for the tests. */
+extern atomic_ulong ult__io_nreports;
 
 /* Take the events ready now and wake their waiters; a worker about to
  * park calls it.  Returns how many waiters it woke. */
@@ -68,7 +70,8 @@ extern atomic_ulong ult__io_nparks_io;
  *   ult__io_peek: before the first try; e stays NULL if the fd was never
  *   waited on, and the caller then calls ult__io_ref after its try.
  *   ult__io_ref: look it up, making the entry (0; EBADF, EINVAL fd out of
- *   range; ENOMEM); the snapshot is "blind", taken after the try.
+ *   range; ENOMEM); the snapshot may come after the try: the arming in
+ *   ult__io_await reports the fd's state as it is then.
  *   ult__io_await: register fd with the poller and sleep once, until an
  *   edge in one of `dirs', ult_close (EBADF) or the deadline (ETIMEDOUT;
  *   0: none); 0 means "look again" (possibly for a stale edge), with a
@@ -79,7 +82,6 @@ struct ult__io_ref {
 	struct io_fd *e;
 	unsigned gen;
 	unsigned seq[2]; /* the fd's read and write edge counts */
-	int blind;	 /* seq was read after the caller's try */
 	int fd;
 };
 void ult__io_peek(int fd, struct ult__io_ref *ref);

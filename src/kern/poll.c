@@ -1,11 +1,18 @@
 /* SPDX-License-Identifier: BSD-2-Clause */
 /*
- * The poller: one epoll instance for the runtime, in edge-triggered mode,
- * as Go's netpoller uses it.  An fd is added on the first wait and stays
- * until ult_close (or the kernel drops the closed file); each readiness
- * edge is reported once, to whichever thread calls epoll_wait first: a
- * worker about to park (ult__io_poll_now) or the clock thread, which
- * sleeps in epoll_wait instead of on its futex once I/O is armed.
+ * The poller: one epoll instance for the runtime.  An fd is added on the
+ * first wait and stays until ult_close (or the kernel drops the closed
+ * file), but it is armed only while uthreads wait on it: one-shot, for the
+ * directions they wait for, re-armed at each wait.  Its readiness is
+ * reported once, to whichever thread calls epoll_wait first: a worker
+ * about to park (ult__io_poll_now, or parked in the poller) or the clock
+ * thread, which sleeps in epoll_wait instead of on its futex once I/O is
+ * armed.  Go's netpoller keeps its fds armed, edge-triggered, and no
+ * thread of it sleeps in epoll while all its Ps run; ult's clock thread
+ * does (a woken uthread must be able to preempt a batch one), and with
+ * fds armed for good it would wake at every packet for a uthread that is
+ * running and will read the data itself.  Arming costs no more than the
+ * registration each wait made anyway (see io_arm).
  *
  * Per fd there is one wait channel, whose sleep-queue chain lock is the
  * fd's lock, and under it a FIFO of waiters per direction (a waiter for
@@ -25,9 +32,11 @@
  * No edge is lost between "try the call, see EAGAIN" and "sleep": the
  * caller reads the edge counts before its try (ult__io_peek, ult__io_ref,
  * and ult__io_await as it returns "look again"), and ult__io_await sleeps
- * only if, under the fd's lock, they have not moved since.  An edge for
- * readiness after the try is counted after it, so either the sleeper sees
- * the count moved, or it is queued when the edge is counted and woken.
+ * only if, under the fd's lock, they have not moved since.  It arms the
+ * fd under that lock, and the kernel reports readiness it finds then as
+ * well as later; the report is counted under the same lock.  So readiness
+ * after the try is either counted before the sleeper looks (it sees the
+ * count moved) or reported after it is queued (it is woken).
  * A counter rather than a flag taken by the first comer, because several
  * callers may be between their try and their sleep at once.
  */
@@ -83,6 +92,7 @@ static atomic_int no_pwait2; /* the kernel lacks epoll_pwait2 */
 atomic_int ult__io_armed;
 atomic_int ult__io_nwaiting;
 atomic_int ult__io_boost = 1;
+atomic_ulong ult__io_nreports; /* fds reported ready, for the tests */
 
 int
 ult__io_init(void)
@@ -168,7 +178,6 @@ ult__io_ref(int fd, struct ult__io_ref *ref)
 		return (ENOMEM);
 	ref->gen = ULT_LD_ACQ(&ref->e->gen);
 	snap_seq(ref);
-	ref->blind = 1;
 	return (0);
 }
 
@@ -181,7 +190,6 @@ ult__io_peek(int fd, struct ult__io_ref *ref)
 		return;
 	ref->gen = ULT_LD_ACQ(&ref->e->gen);
 	snap_seq(ref);
-	ref->blind = 0;
 }
 
 /* Chain locked: the entry's queues, made on first use (the chunks are
@@ -247,6 +255,47 @@ wake_dir(struct io_fd *e, int d, int result)
 	return (woken);
 }
 
+/* Chain locked: the directions e's waiters wait for. */
+static unsigned
+queued_dirs(const struct io_fd *e)
+{
+	unsigned dirs = 0;
+
+	for (int d = 0; d < 2; d++)
+		if (!ult__list_empty(&e->q[d]))
+			dirs |= 1u << d;
+	return (dirs);
+}
+
+/*
+ * Chain locked: arm fd, one-shot, for dirs.  The kernel looks at the
+ * file's state as it arms, so readiness from before is reported too.
+ * 1: fd is added now (a plain close() dropped the registration it had,
+ * and the number may name another file); 0: it was there; -errno.
+ */
+static int
+io_arm(int fd, unsigned dirs)
+{
+	struct epoll_event ev = {.events = EPOLLONESHOT,
+	    .data.u64 = (uint64_t)fd};
+
+	if (dirs & IO_RD)
+		ev.events |= EPOLLIN | EPOLLRDHUP | EPOLLPRI;
+	if (dirs & IO_WR)
+		ev.events |= EPOLLOUT;
+	if (epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev) == 0)
+		return (0);
+	if (ult__errno() != ENOENT)
+		return (ult__errno() == EPERM ? -EINVAL : -ult__errno());
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
+		return (ult__errno() == EPERM ? -EINVAL : -ult__errno());
+	if (!ULT_LD(&ult__io_armed)) {
+		ULT_ST(&ult__io_armed, 1);
+		ult__clock_rearm();
+	}
+	return (1);
+}
+
 static int
 fd_event(int fd, uint32_t ev)
 {
@@ -254,6 +303,7 @@ fd_event(int fd, uint32_t ev)
 	struct io_fd *e;
 	int woken = 0;
 
+	atomic_fetch_add_explicit(&ult__io_nreports, 1, memory_order_relaxed);
 	if (fd < 0 || fd >= IO_MAXFD || (e = fd_entry(fd, 0)) == NULL)
 		return (0);
 	ult__sleepq_lock(&e->chan);
@@ -267,6 +317,12 @@ fd_event(int fd, uint32_t ev)
 		woken += wake_dir(e, d, 0);
 		MPASS(ult__list_empty(&e->q[d]));
 	}
+	/* The report disarmed the fd: those still waiting, for the other
+	 * direction, need it armed again.  If it cannot be (the file is
+	 * gone), they look again and find out. */
+	if ((dirs = queued_dirs(e)) != 0 && io_arm(fd, dirs) != 0)
+		for (int d = 0; d < 2; d++)
+			woken += wake_dir(e, d, 0);
 	ult__sleepq_release(&e->chan);
 	return (woken);
 }
@@ -349,29 +405,6 @@ ult__io_kick(void)
 	ult__set_errno(saved);
 }
 
-/* 1: fd is added now, so the kernel reports its readiness from now on
- * as an edge; 0: it was there; -errno. */
-static int
-io_register(int fd)
-{
-	struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP |
-		EPOLLPRI | EPOLLET,
-	    .data.u64 = (uint64_t)fd};
-
-	/* Added again at every wait: a plain close() drops the kernel's
-	 * registration, and the fd's number may name a new file now. */
-	if (epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev) != 0) {
-		if (ult__errno() == EEXIST)
-			return (0);
-		return (ult__errno() == EPERM ? -EINVAL : -ult__errno());
-	}
-	if (!ULT_LD(&ult__io_armed)) {
-		ULT_ST(&ult__io_armed, 1);
-		ult__clock_rearm();
-	}
-	return (1);
-}
-
 /* Chain locked: has an edge in dirs been counted since ref's snapshot? */
 static int
 seq_moved(const struct io_fd *e, const struct ult__io_ref *ref, unsigned dirs)
@@ -428,8 +461,8 @@ await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
 
 	MPASS(e != NULL && dirs != 0 && (dirs & ~(IO_RD | IO_WR)) == 0);
 	/*
-	 * Registered under the fd's lock, which the poller takes to report
-	 * an edge: when the add succeeds while uthreads sleep on the fd, the
+	 * Armed under the fd's lock, which the poller takes to report an
+	 * edge: when the fd must be added while uthreads sleep on it, the
 	 * registration they slept under is gone, which only the release of
 	 * their file does (a plain close(), dup2 over it): the number names
 	 * another file now.  They wake with EBADF before any edge of the new
@@ -437,7 +470,7 @@ await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
 	 */
 	ult__sleepq_lock(&e->chan);
 	fd_queues(e);
-	if ((added = io_register(ref->fd)) < 0) {
+	if ((added = io_arm(ref->fd, dirs | queued_dirs(e))) < 0) {
 		ult__sleepq_release(&e->chan);
 		return (-added);
 	}
@@ -459,12 +492,6 @@ await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
 		ult_yield(); /* until the close is done: then look again */
 		goto again;
 	}
-	/* A snapshot taken after the caller's try covers the edges after it
-	 * only if the kernel reports the fd's state anew from the add. */
-	if (ref->blind && !added) {
-		ult__sleepq_release(&e->chan);
-		goto again;
-	}
 	if (seq_moved(e, ref, dirs)) {
 		ult__sleepq_release(&e->chan);
 		goto again;
@@ -473,7 +500,6 @@ await(struct ult__io_ref *ref, unsigned dirs, uint64_t deadline)
 	if (err != 0)
 		return (err);
 again:
-	ref->blind = 0;
 	snap_seq(ref);
 	return (0);
 }
@@ -519,7 +545,6 @@ io_wait(int fd, int events, uint64_t deadline, int *revents)
 
 	if ((err = ult__io_ref(fd, &ref)) != 0)
 		return (err);
-	ref.blind = 0; /* its first try, poll1, comes after the snapshot */
 	for (;;) {
 		if ((r = poll1(fd, events, revents)) != 0)
 			return (r > 0 ? 0 : -r);
