@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "dropin.h"
+#include "runtime.h"
 
 #define ENTER()                      \
 	do {                         \
@@ -313,25 +314,33 @@ pselect(int nfds, fd_set *r, fd_set *w, fd_set *e, const struct timespec *ts,
 /*
  * epoll_wait: an epoll fd is readable while it has events, so the
  * uthread waits for that on ult's poller, then collects them without
- * blocking.  Several uthreads waiting on one epoll fd all wake at its
- * edge; those that collect nothing wait again.
+ * blocking.  Its own try (epoll_wait with no timeout) is the call the
+ * poller's edge counts are read before, as for a read: one system call
+ * before the sleep and one after it.  Several uthreads waiting on one
+ * epoll fd all wake at its edge; those that collect nothing wait again.
  */
 int
 epoll_wait(int ep, struct epoll_event *ev, int n, int ms)
 {
+	struct ult__io_ref ref;
 	uint64_t deadline = 0;
-	int r, err, rev;
+	int r, err;
 
 	ENTER();
 	if (ult_self() == NULL || ms == 0)
 		return (ult__libc_epoll_wait(ep, ev, n, ms));
 	if (ms > 0)
 		deadline = ult_now() + (uint64_t)ms * 1000000u;
+	ult__io_peek(ep, &ref);
 	for (;;) {
 		if ((r = ult__libc_epoll_wait(ep, ev, n, 0)) != 0)
 			return (r);
+		if (ref.e == NULL && (err = ult__io_ref(ep, &ref)) != 0) {
+			errno = err;
+			return (-1);
+		}
 		ult__dropin_intr_begin();
-		err = ult_wait_fd(ep, ULT_IN, deadline, &rev);
+		err = ult__io_await(&ref, IO_RD, deadline);
 		ult__dropin_intr_end();
 		if (err == EINTR) {
 			/* Never restarted (signal(7)). */

@@ -38,6 +38,9 @@
  *   ult__preempt_hook_run
  * The spin locks and their assertions (util/lock.h, util/kassert.h):
  *   ult__mtx_lock_slow ult__mtx_wake ult__mtx_self ult__assert_fail
+ * epoll_wait, which tries the set itself and then sleeps on the poller
+ * without the extra poll(2) of ult_wait_fd (kern/io.h):
+ *   ult__io_peek ult__io_ref ult__io_await
  * Threads that arrive while the drop-in starts the runtime sleep on
  * the start's state word (os/linux/os.h):
  *   ult__futex_wait ult__futex_wake
@@ -47,6 +50,7 @@
 
 #include "api/blocking.h"
 #include "api/sync.h"
+#include "kern/io.h"
 #include "kern/preempt.h"
 #include "kern/runtime.h"
 #include "kern/sigmask.h"
