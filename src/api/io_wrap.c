@@ -483,12 +483,17 @@ int
 ult_poll(struct pollfd *fds, nfds_t nfds, int timeout)
 {
 	struct poll_call c = {fds, nfds, timeout};
+	struct ult__io_ref ref = {.e = NULL};
 	uint64_t deadline;
+	unsigned dirs;
 	void *ret;
 	int r, err;
 
 	if (!in_uthread())
 		return (poll(fds, nfds, timeout));
+	/* One descriptor's edge counts, before the probe that is its try. */
+	if (nfds == 1 && fds[0].fd >= 0 && timeout != 0)
+		ult__io_peek(fds[0].fd, &ref);
 	/* Ready, or a probe: back to the program as from a system call,
 	 * taking a preemption owed meanwhile (a loop of probes would
 	 * otherwise keep the signal's tries landing in the runtime or libc,
@@ -503,12 +508,16 @@ ult_poll(struct pollfd *fds, nfds_t nfds, int timeout)
 			goto interrupted;
 		return (0);
 	}
-	/* One descriptor waits through the poller; poll(2) then says what
-	 * is ready (POLLNVAL after an ult_close), and a readiness somebody
-	 * else drained meanwhile means waiting again. */
-	while (nfds == 1 && fds[0].fd >= 0 &&
-	    (fds[0].events & (POLLIN | POLLOUT)) != 0) {
-		err = ult__io_wait(fds[0].fd, fds[0].events, deadline, NULL);
+	/* One descriptor waits through the poller, its probe the try the
+	 * edge counts were read before; poll(2) then says what is ready
+	 * (POLLNVAL after an ult_close), and a readiness somebody else
+	 * drained meanwhile means waiting again. */
+	dirs = ((fds[0].events & POLLIN) ? IO_RD : 0) |
+	    ((fds[0].events & POLLOUT) ? IO_WR : 0);
+	while (nfds == 1 && fds[0].fd >= 0 && dirs != 0) {
+		if (ref.e == NULL && (err = ult__io_ref(fds[0].fd, &ref)) != 0)
+			break;
+		err = ult__io_await(&ref, dirs, deadline);
 		if (err == ETIMEDOUT)
 			return (0);
 		if (err == EINTR)
