@@ -72,7 +72,7 @@ extern atomic_ulong ult__io_nparks_io;
  *   ult__io_ref: look it up, making the entry (0; EBADF, EINVAL fd out of
  *   range; ENOMEM); the snapshot may come after the try: the arming in
  *   ult__io_await reports the fd's state as it is then.
- *   ult__io_await: register fd with the poller and sleep once, until an
+ *   ult__io_await: arm fd with the poller and sleep once, until an
  *   edge in one of `dirs', ult_close (EBADF) or the deadline (ETIMEDOUT;
  *   0: none); 0 means "look again" (possibly for a stale edge), with a
  *   fresh snapshot.  Any number of uthreads may wait on one fd.
