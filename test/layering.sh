@@ -96,6 +96,13 @@ if [ -f "$rt" ] && [ -d "$build/CMakeFiles/ult_pthread.dir/src/dropin" ]; then
 		echo "$stale" | sed 's/^/  /'
 		status=1
 	fi
+	# The drop-in reads the clock as the runtime does (ult__now): it
+	# holds locks across its reads, and ult_now()'s vDSO code is open to
+	# preemption, which would switch out a uthread holding one.
+	if grep -qx 'ult_now' "$tmp/dropin.uses"; then
+		echo "the drop-in calls ult_now(); it must read the clock with ult__now()"
+		status=1
+	fi
 	echo "drop-in -> runtime entry points: $(wc -l <"$tmp/dropin.calls")"
 fi
 new=$(comm -23 "$tmp/up" "$tmp/allow")

@@ -282,6 +282,18 @@ test_class_realtime_idle(void)
 	CHECK_EQ(ult_shutdown(), 0);
 }
 
+static atomic_int release;
+
+/* Sleeps until released: alive for as long as the test needs it. */
+static void *
+parked(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&release))
+		ult_sleep_ns(1000000);
+	return (NULL);
+}
+
 void
 test_class_errors(void)
 {
@@ -298,10 +310,10 @@ test_class_errors(void)
 	a.rtprio = 32;
 	CHECK_EQ(ult_spawn(&t, &a, hog, NULL), EINVAL);
 	CHECK_EQ(ult_setclass(NULL, ULT_CLASS_REALTIME, 0), EINVAL);
-	atomic_store(&stop, 1);
-	static atomic_long dummy;
-
-	CHECK_EQ(ult_spawn(&t, NULL, hog, &dummy), 0);
+	/* The target must still be alive for every call up to the join:
+	 * a hog told to stop could exit before them (it did under qemu). */
+	atomic_store(&release, 0);
+	CHECK_EQ(ult_spawn(&t, NULL, parked, NULL), 0);
 	CHECK_EQ(ult_setclass(t, -1, 0), EINVAL);
 	CHECK_EQ(ult_setclass(t, ULT_CLASS_REALTIME_RR, -1), EINVAL);
 	CHECK_EQ(ult_setclass(t, ULT_CLASS_REALTIME_RR, 31), 0);
@@ -309,6 +321,7 @@ test_class_errors(void)
 	CHECK_EQ(cls, ULT_CLASS_REALTIME_RR);
 	CHECK_EQ(prio, 31);
 	CHECK_EQ(ult_getclass(t, NULL, &prio), EINVAL);
+	atomic_store(&release, 1);
 	CHECK_EQ(ult_join(t, NULL), 0);
 	CHECK_EQ(ult_setclass(t, ULT_CLASS_TIMESHARE, 0), ESRCH);
 	CHECK_EQ(ult_preempt_allow_library(NULL), EINVAL);

@@ -225,7 +225,7 @@ wait_table(const uint32_t *addr, uint32_t val, uint32_t bits, uint64_t deadline)
 	ult__list_insert_tail(&b->waiters, &fw.link);
 	ult__dropin_intr_begin();
 	for (;;) {
-		now = ult_now();
+		now = ult__now();
 		until = now + recheck;
 		if (deadline != 0 && deadline < until)
 			until = deadline;
@@ -249,7 +249,7 @@ wait_table(const uint32_t *addr, uint32_t val, uint32_t bits, uint64_t deadline)
 		if (fw.woken) {
 			r = 0;
 		} else if (r == ETIMEDOUT &&
-		    (deadline == 0 || ult_now() < deadline)) {
+		    (deadline == 0 || ult__now() < deadline)) {
 			/* seq_cst, as the kernel reads the word. */
 			if (fw.requeued || ULT_PLD_SC(fw.addr) == val) {
 				if (recheck < RECHECK_LAST_NS)

@@ -330,7 +330,7 @@ epoll_wait(int ep, struct epoll_event *ev, int n, int ms)
 	if (ult_self() == NULL || ms == 0)
 		return (ult__libc_epoll_wait(ep, ev, n, ms));
 	if (ms > 0)
-		deadline = ult_now() + (uint64_t)ms * 1000000u;
+		deadline = ult__now() + (uint64_t)ms * 1000000u;
 	ult__io_peek(ep, &ref);
 	for (;;) {
 		if ((r = ult__libc_epoll_wait(ep, ev, n, 0)) != 0)

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "dropin.h"
+#include "runtime.h"
 
 static uint32_t
 ep_events(short ev)
@@ -75,7 +76,7 @@ ult__dropin_poll(struct pollfd *fds, nfds_t n, int ms)
 	if ((ep = ep_set(fds, n)) < 0)
 		return (ult_poll(fds, n, ms));
 	if (ms > 0)
-		deadline = ult_now() + (uint64_t)ms * 1000000u;
+		deadline = ult__now() + (uint64_t)ms * 1000000u;
 	for (;;) {
 		err = ult_wait_fd(ep, ULT_IN, deadline, &rev);
 		if (err == 0 && (r = ult__libc_poll(fds, n, 0)) == 0)

@@ -156,7 +156,7 @@ pin(int on)
 static int
 futex_nap(uint32_t *w, uint32_t v, uint64_t *slice, uint64_t deadline)
 {
-	uint64_t now = ult_now(), ns = *slice;
+	uint64_t now = ult__now(), ns = *slice;
 	struct timespec ts;
 
 	if (deadline != 0 && now >= deadline)
@@ -174,7 +174,7 @@ futex_nap(uint32_t *w, uint32_t v, uint64_t *slice, uint64_t deadline)
 static int
 nap(uint64_t *slice, uint64_t deadline)
 {
-	uint64_t now = ult_now(), ns = *slice;
+	uint64_t now = ult__now(), ns = *slice;
 
 	if (deadline != 0 && now >= deadline)
 		return (ETIMEDOUT);

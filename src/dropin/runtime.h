@@ -44,6 +44,10 @@
  * Threads that arrive while the drop-in starts the runtime sleep on
  * the start's state word (os/linux/os.h):
  *   ult__futex_wait ult__futex_wake
+ * The clock, read as the runtime reads it: ult_now() is the program's
+ * read, and a preemption may land in its vDSO code, which would switch
+ * out a uthread holding a futex bucket's lock (os/linux/os.h):
+ *   ult__now
  */
 #ifndef ULT_DROPIN_RUNTIME_H
 #define ULT_DROPIN_RUNTIME_H

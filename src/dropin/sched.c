@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "dropin.h"
+#include "os/linux/os.h"
 
 #define NS 1000000000ull
 
@@ -46,7 +47,7 @@ sleep_until(uint64_t deadline, struct timespec *rem)
 	if (ult_self() == NULL) {
 		struct timespec ts, left;
 
-		now = ult_now();
+		now = ult__now();
 		now = now < deadline ? deadline - now : 0;
 		ts.tv_sec = (time_t)(now / NS);
 		ts.tv_nsec = (long)(now % NS);
@@ -58,7 +59,7 @@ sleep_until(uint64_t deadline, struct timespec *rem)
 	ult__dropin_point();
 	err = ult__dropin_wait_intr(sleep_fn, NULL, deadline, 0);
 	if (err == EINTR && rem != NULL) {
-		now = ult_now();
+		now = ult__now();
 		now = now < deadline ? deadline - now : 0;
 		rem->tv_sec = (time_t)(now / NS);
 		rem->tv_nsec = (long)(now % NS);
@@ -106,7 +107,7 @@ int
 usleep(useconds_t us)
 {
 	ult__dropin_up();
-	if (sleep_until(ult_now() + (uint64_t)us * 1000u, NULL) == EINTR) {
+	if (sleep_until(ult__now() + (uint64_t)us * 1000u, NULL) == EINTR) {
 		errno = EINTR;
 		return (-1);
 	}
@@ -120,7 +121,7 @@ sleep(unsigned s)
 
 	ult__dropin_up();
 	/* Interrupted: the whole seconds not slept, as glibc says. */
-	if (sleep_until(ult_now() + (uint64_t)s * NS, &rem) == EINTR)
+	if (sleep_until(ult__now() + (uint64_t)s * NS, &rem) == EINTR)
 		return ((unsigned)rem.tv_sec);
 	return (0);
 }

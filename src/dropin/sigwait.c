@@ -106,7 +106,7 @@ wait_sig(struct dp_thread *dp, const sigset_t *set, siginfo_t *si,
 		 * runtime's own signals). */
 		if ((sig = real_timedwait(&kset, si, &zero)) > 0)
 			break;
-		if (deadline != UINT64_MAX && ult_now() >= deadline) {
+		if (deadline != UINT64_MAX && ult__now() >= deadline) {
 			sig = -EAGAIN;
 			break;
 		}

@@ -262,7 +262,7 @@ ult__dropin_deadline(clockid_t clock, const struct timespec *abs,
 		return (EINVAL);
 	/* A realtime deadline is turned into a monotonic one now: a later
 	 * step of the wall clock does not move it. */
-	t = ult_now();
+	t = ult__now();
 	if (abs->tv_sec < 0 || ts_ns(abs) <= ts_ns(&now)) {
 		*deadline = t ? t : 1;
 		return (0);
@@ -275,7 +275,7 @@ ult__dropin_deadline(clockid_t clock, const struct timespec *abs,
 int
 ult__dropin_after(const struct timespec *rel, uint64_t *deadline)
 {
-	uint64_t t = ult_now(), d;
+	uint64_t t = ult__now(), d;
 
 	if (rel == NULL || !valid(rel) || rel->tv_sec < 0)
 		return (EINVAL);

@@ -318,7 +318,7 @@ pthread_cond_destroy(pthread_cond_t *pc)
 		if (i < 16)
 			ult_yield();
 		else
-			(void)ult_sleep_until(ult_now() + 1000000);
+			(void)ult_sleep_until(ult__now() + 1000000);
 		ult__dropin_after_call(); /* a waiter takes its signals */
 	}
 	return (0);

@@ -167,7 +167,7 @@ rw_timed(pthread_rwlock_t *rw, int (*try)(pthread_rwlock_t *), clockid_t clock,
 	for (;;) {
 		if ((err = try(rw)) != EBUSY)
 			return (err);
-		if ((now = ult_now()) >= deadline)
+		if ((now = ult__now()) >= deadline)
 			return (ETIMEDOUT);
 		ult_sleep_until(
 		    deadline - now > 1000000 ? now + 1000000 : deadline);
@@ -239,7 +239,7 @@ pthread_barrier_destroy(pthread_barrier_t *b)
 		if (i < 16)
 			ult_yield();
 		else
-			(void)ult_sleep_until(ult_now() + 1000000);
+			(void)ult_sleep_until(ult__now() + 1000000);
 		ult__dropin_after_call();
 	}
 	return (err);
