@@ -7,7 +7,7 @@
  * that preempt").
  *
  *   wakeup [--quick] [--impl ult|pthread] [--hog 0|1] [--workers W]
- *          [--rounds N] [--source sleep|fd|sem]
+ *          [--rounds N] [--source sleep|fd|sem] [--armed 0|1]
  *
  * One interactive thread wakes every millisecond, from three sources in
  * turn (or the one --source names), N times each (default 2000, --quick
@@ -26,10 +26,13 @@
  * ult runs W workers (--workers, default 1), pthread pins its threads to
  * CPUs 0..W-1.  With --hog 1 one thread per worker (CPU) spins without
  * calling the runtime, so the woken thread's worker always runs a hog
- * (with W = 1 it has no other worker to go to).  The hog spins alone for 300 ms
- * first, so that ULE's score calls it batch and the other interactive.  The
- * figures mean something only beside the other impl and hog setting measured in
- * the same session, as ratios.  One line per source:
+ * (with W = 1 it has no other worker to go to).  With --armed 1 one more
+ * thread waits all along in a read of a pipe nobody writes until the end,
+ * as a server's idle connections do: ult's poller is then armed, its idle
+ * workers park in it and its clock thread waits in epoll.  The hog spins alone
+ * for 300 ms first, so that ULE's score calls it batch and the other
+ * interactive.  The figures mean something only beside the other impl and hog
+ * setting measured in the same session, as ratios.  One line per source:
  *
  *   wakeup impl=.. hog=.. source=.. n=N p50_us=.. p99_us=.. max_us=..
  *   [pri=.. score=.. hog_pri=.. hog_score=..]
@@ -61,7 +64,7 @@
 
 static int use_ult = 1, hog_on, nrounds = 2000, nworkers = 1;
 static atomic_int stop_hog;
-static int pipefd[2];
+static int pipefd[2], armed_on, armed_pipe[2];
 static uint64_t *lat;
 
 static void
@@ -100,6 +103,19 @@ preempt_in_force(void)
 	long on = 0;
 
 	return (ult_sysctl("ult.preempt", &on, NULL) == 0 && on);
+}
+
+/* --armed: waits until the end. */
+static void *
+armed_main(void *a)
+{
+	char c;
+
+	(void)a;
+	if ((use_ult ? ult_read(armed_pipe[0], &c, 1)
+		     : read(armed_pipe[0], &c, 1)) != 1)
+		must(errno, "read");
+	return (NULL);
 }
 
 static void *
@@ -274,10 +290,10 @@ report(const char *source, struct run *r)
 	uint64_t runs0 = rq_runs, sum0 = rq_sum;
 
 	qsort(lat, (size_t)nrounds, sizeof(*lat), cmp_u64);
-	printf("wakeup impl=%s workers=%d hog=%d source=%s n=%d p50_us=%.1f "
-	       "p99_us=%.1f max_us=%.1f",
-	    use_ult ? "ult" : "pthread", nworkers, hog_on, source, nrounds,
-	    pct(lat, nrounds, 0.50), pct(lat, nrounds, 0.99),
+	printf("wakeup impl=%s workers=%d hog=%d armed=%d source=%s n=%d "
+	       "p50_us=%.1f p99_us=%.1f max_us=%.1f",
+	    use_ult ? "ult" : "pthread", nworkers, hog_on, armed_on, source,
+	    nrounds, pct(lat, nrounds, 0.50), pct(lat, nrounds, 0.99),
 	    pct(lat, nrounds, 1.0));
 	if (use_ult && ult_thread_info(NULL, &me) == 0) {
 		rq_mark();
@@ -333,7 +349,7 @@ usage(void)
 {
 	fprintf(stderr,
 	    "usage: wakeup [--quick] [--impl ult|pthread] "
-	    "[--hog 0|1] [--rounds N]\n");
+	    "[--hog 0|1] [--rounds N] [--source S] [--armed 0|1]\n");
 	exit(2);
 }
 
@@ -343,8 +359,8 @@ main(int argc, char **argv)
 	struct ult_config cfg;
 	struct ult_attr at;
 	struct run r = {{NULL}};
-	ult_thread_t *mu;
-	pthread_t hp[MAXW], mp;
+	ult_thread_t *mu, *au = NULL;
+	pthread_t hp[MAXW], mp, ap;
 
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--quick") == 0)
@@ -361,6 +377,8 @@ main(int argc, char **argv)
 				usage();
 		} else if (strcmp(argv[i], "--hog") == 0)
 			hog_on = atoi(argv[++i]) != 0;
+		else if (strcmp(argv[i], "--armed") == 0)
+			armed_on = atoi(argv[++i]) != 0;
 		else if (strcmp(argv[i], "--source") == 0)
 			only = argv[++i];
 		else if (strcmp(argv[i], "--workers") == 0) {
@@ -377,7 +395,7 @@ main(int argc, char **argv)
 	lat = calloc((size_t)nrounds, sizeof(*lat));
 	if (lat == NULL)
 		must(ENOMEM, "calloc");
-	if (pipe(pipefd) != 0)
+	if (pipe(pipefd) != 0 || pipe(armed_pipe) != 0)
 		must(errno, "pipe");
 
 	if (use_ult) {
@@ -399,10 +417,18 @@ main(int argc, char **argv)
 			must(ult_spawn(&r.hog_u[i], &at, hog_main, NULL),
 			    "ult_spawn");
 		}
+		if (armed_on)
+			must(ult_spawn(&au, NULL, armed_main, NULL),
+			    "ult_spawn");
 		ult_attr_init(&at);
 		at.name = "woken";
 		must(ult_spawn(&mu, &at, measure_main, &r), "ult_spawn");
 		must(ult_join(mu, NULL), "ult_join");
+		if (armed_on) {
+			if (write(armed_pipe[1], "x", 1) != 1)
+				must(errno, "write");
+			must(ult_join(au, NULL), "ult_join");
+		}
 		atomic_store(&stop_hog, 1);
 		for (int i = 0; hog_on && i < nworkers; i++)
 			must(ult_join(r.hog_u[i], NULL), "ult_join");
@@ -411,9 +437,17 @@ main(int argc, char **argv)
 		for (int i = 0; hog_on && i < nworkers; i++)
 			must(pthread_create(&hp[i], NULL, hog_main, NULL),
 			    "pthread_create");
+		if (armed_on)
+			must(pthread_create(&ap, NULL, armed_main, NULL),
+			    "pthread_create");
 		must(pthread_create(&mp, NULL, measure_main, &r),
 		    "pthread_create");
 		must(pthread_join(mp, NULL), "pthread_join");
+		if (armed_on) {
+			if (write(armed_pipe[1], "x", 1) != 1)
+				must(errno, "write");
+			must(pthread_join(ap, NULL), "pthread_join");
+		}
 		atomic_store(&stop_hog, 1);
 		for (int i = 0; hog_on && i < nworkers; i++)
 			must(pthread_join(hp[i], NULL), "pthread_join");

@@ -159,3 +159,72 @@ test_io_running_reader_unarmed(void)
 	}
 	CHECK_EQ(ult_shutdown(), 0);
 }
+
+/*
+ * With I/O armed and every worker busy the clock thread sleeps in its own
+ * epoll set, its next deadline in a timerfd set only when the deadline
+ * changes.  Every sleep ends at or after its deadline, never before, and
+ * one started during a longer one ends first.  (How soon after the
+ * deadline is bench/wakeup's measure, --armed 1.)
+ */
+static atomic_int dl_stop;
+
+static void *
+dl_hog(void *arg)
+{
+	(void)arg;
+	while (!atomic_load_explicit(&dl_stop, memory_order_relaxed))
+		;
+	return (NULL);
+}
+
+static void *
+dl_sleeper(void *arg)
+{
+	uint64_t ns = (uint64_t)(uintptr_t)arg;
+
+	for (int i = 0; i < (ns < 10000000 ? 50 : 1); i++) {
+		uint64_t t0 = ult_now();
+
+		CHECK_EQ(ult_sleep_ns(ns), 0);
+		CHECK(ult_now() - t0 >= ns);
+	}
+	return (NULL);
+}
+
+void
+test_io_clock_deadlines(void)
+{
+	unsigned long before;
+	ult_thread_t *r, *hogs[2], *l, *s;
+	void *ret;
+
+	rt_init(2, 1);
+	CHECK_EQ(pipe(park_pipe), 0);
+	atomic_store(&dl_stop, 0);
+	CHECK_EQ(ult_spawn(&r, NULL, pipe_reader, park_pipe), 0);
+	sleeping(r);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(ult_spawn(&hogs[i], NULL, dl_hog, NULL), 0);
+	before = atomic_load(&ult__io_nclock_timer);
+	CHECK_EQ(
+	    ult_spawn(&l, NULL, dl_sleeper, (void *)(uintptr_t)3000000000u), 0);
+	sleeping(l);
+	CHECK_EQ(ult_spawn(&s, NULL, dl_sleeper, (void *)(uintptr_t)1000000u),
+	    0);
+	CHECK_EQ(ult_join(s, NULL), 0);
+	/* 50 sleeps of 1 ms ended while the 3 s one still runs. */
+	CHECK_EQ(rt_info(l).state, ULT_STATE_SLEEPING);
+	CHECK_EQ(ult_join(l, NULL), 0);
+	/* The path under test was taken. */
+	CHECK(atomic_load(&ult__io_nclock_timer) > before);
+	atomic_store(&dl_stop, 1);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(ult_join(hogs[i], NULL), 0);
+	CHECK_EQ(write(park_pipe[1], "x", 1), 1);
+	CHECK_EQ(ult_join(r, &ret), 0);
+	CHECK_EQ((intptr_t)ret, 'x');
+	for (int i = 0; i < 2; i++)
+		close(park_pipe[i]);
+	CHECK_EQ(ult_shutdown(), 0);
+}

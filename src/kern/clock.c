@@ -36,7 +36,7 @@ static struct {
 	atomic_uint seq;	 /* futex word: bumped by every kick */
 	_Atomic uint64_t target; /* when the clock thread wakes next */
 	atomic_int idle_mode;	 /* sleeping because no worker is busy */
-	atomic_int in_epoll;	 /* sleeping in the poller: kick its eventfd */
+	atomic_int in_epoll;	 /* sleeping in epoll: kick its eventfd */
 	atomic_int stop;
 } clk;
 

@@ -15,8 +15,9 @@
 #define IO_RD 0x1u
 #define IO_WR 0x2u
 
-/* poll.c: create the epoll instance and the clock's kick eventfd (at
- * ult_init), and close them (at shutdown or a failed start). */
+/* poll.c: create the epoll instance and the clock thread's set (its kick
+ * eventfd and deadline timerfd) at ult_init, and close them (at shutdown
+ * or a failed start). */
 int ult__io_init(void);
 void ult__io_fini(void);
 
@@ -28,13 +29,17 @@ extern atomic_int ult__io_armed, ult__io_nwaiting;
 extern atomic_int ult__io_boost;
 /* How many times the kernel has reported an fd ready, for the tests. */
 extern atomic_ulong ult__io_nreports;
+/* Deadlines the clock thread met through its timerfd (poll.c), for the
+ * tests. */
+extern atomic_ulong ult__io_nclock_timer;
 
 /* Take the events ready now and wake their waiters; a worker about to
  * park calls it.  Returns how many waiters it woke. */
 int ult__io_poll_now(void);
 
 /* The clock thread's sleep while I/O is armed: wait for events, a kick
- * (ult__io_kick) or the deadline (UINT64_MAX: none), handling events. */
+ * (ult__io_kick) or the deadline (UINT64_MAX: none), handling events.
+ * Clock thread only. */
 void ult__io_clock_wait(uint64_t deadline_ns);
 void ult__io_kick(void);
 

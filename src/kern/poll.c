@@ -6,12 +6,12 @@
  * directions they wait for, re-armed at each wait.  Its readiness is
  * reported once, to whichever thread calls epoll_wait first: a worker
  * about to park (ult__io_poll_now, or parked in the poller) or the clock
- * thread, which sleeps in epoll_wait instead of on its futex once I/O is
- * armed.  Go's netpoller keeps its fds armed, edge-triggered, and no
- * thread of it sleeps in epoll while all its Ps run; ult's clock thread
- * does (a woken uthread must be able to preempt a batch one), and with
- * fds armed for good it would wake at every packet for a uthread that is
- * running and will read the data itself.  Arming costs no more than the
+ * thread, which sleeps in an epoll set of its own that holds this one,
+ * instead of on its futex, once I/O is armed.  Go's netpoller keeps its fds
+ * armed, edge-triggered, and no thread of it sleeps in epoll while all its Ps
+ * run; ult's clock thread does (a woken uthread must be able to preempt a batch
+ * one), and with fds armed for good it would wake at every packet for a uthread
+ * that is running and will read the data itself.  Arming costs no more than the
  * registration each wait made anyway (see io_arm).
  *
  * Per fd there is one wait channel, whose sleep-queue chain lock is the
@@ -47,6 +47,7 @@
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include "../util/kassert.h"
@@ -62,8 +63,12 @@
 #define IO_NCHUNK 1024
 #define IO_MAXFD (IO_CHUNK * IO_NCHUNK)
 #define IO_EVENTS 64
-/* epoll data of the kick eventfd; fds use their number. */
-#define IO_KICK UINT64_MAX
+/* What woke the clock thread: epoll data in its own set. */
+enum {
+	CLOCK_IO,
+	CLOCK_KICK,
+	CLOCK_TIMER
+};
 
 /* Locking key: l, the chain lock of &chan; a, atomic. */
 struct io_fd {
@@ -87,26 +92,39 @@ struct io_waiter {
 };
 
 static struct io_fd *_Atomic chunks[IO_NCHUNK];
-static int epfd = -1, kickfd = -1;
-static atomic_int no_pwait2; /* the kernel lacks epoll_pwait2 */
+static int epfd = -1;
+/* The clock thread's own set: the poller's set, nested, its kick eventfd
+ * and the timerfd of its next deadline (ult__io_clock_wait).  Only the
+ * clock thread waits there; clock_armed is its own. */
+static int clock_ep = -1, kickfd = -1, clock_tfd = -1;
+static uint64_t clock_armed = UINT64_MAX; /* the timerfd's deadline */
 atomic_int ult__io_armed;
 atomic_int ult__io_nwaiting;
 atomic_int ult__io_boost = 1;
-atomic_ulong ult__io_nreports; /* fds reported ready, for the tests */
+atomic_ulong ult__io_nreports;	   /* fds reported ready, for the tests */
+atomic_ulong ult__io_nclock_timer; /* clock timerfd expiries, for tests */
+
+static int
+clock_add(int fd, uint64_t what)
+{
+	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = what};
+
+	return (epoll_ctl(clock_ep, EPOLL_CTL_ADD, fd, &ev));
+}
 
 int
 ult__io_init(void)
 {
-	struct epoll_event ev = {.events = EPOLLIN, .data.u64 = IO_KICK};
-
 	ULT_ST(&ult__io_armed, 0);
-	ULT_ST(&ult__io_nwaiting, 0);
+	clock_armed = UINT64_MAX;
 	epfd = epoll_create1(EPOLL_CLOEXEC);
+	clock_ep = epoll_create1(EPOLL_CLOEXEC);
 	kickfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	/* Level-triggered: a worker's poll that sees the kick leaves it for
-	 * the clock thread, which drains it. */
-	if (epfd < 0 || kickfd < 0 ||
-	    epoll_ctl(epfd, EPOLL_CTL_ADD, kickfd, &ev) != 0) {
+	clock_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (epfd < 0 || clock_ep < 0 || kickfd < 0 || clock_tfd < 0 ||
+	    clock_add(epfd, CLOCK_IO) != 0 ||
+	    clock_add(kickfd, CLOCK_KICK) != 0 ||
+	    clock_add(clock_tfd, CLOCK_TIMER) != 0) {
 		int err = ult__errno();
 
 		ult__io_fini();
@@ -120,11 +138,13 @@ ult__io_init(void)
 static void
 io_close(void)
 {
-	if (epfd >= 0)
-		close(epfd);
-	if (kickfd >= 0)
-		close(kickfd);
-	epfd = kickfd = -1;
+	int *fds[] = {&epfd, &clock_ep, &kickfd, &clock_tfd};
+
+	for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++) {
+		if (*fds[i] >= 0)
+			close(*fds[i]);
+		*fds[i] = -1;
+	}
 	ULT_ST(&ult__io_armed, 0);
 }
 
@@ -328,16 +348,12 @@ fd_event(int fd, uint32_t ev)
 }
 
 static int
-handle(const struct epoll_event *evs, int n, int *kicked)
+handle(const struct epoll_event *evs, int n)
 {
 	int woken = 0;
 
-	for (int i = 0; i < n; i++) {
-		if (evs[i].data.u64 == IO_KICK)
-			*kicked = 1;
-		else
-			woken += fd_event((int)evs[i].data.u64, evs[i].events);
-	}
+	for (int i = 0; i < n; i++)
+		woken += fd_event((int)evs[i].data.u64, evs[i].events);
 	return (woken);
 }
 
@@ -351,47 +367,76 @@ int
 ult__io_poll_now(void)
 {
 	struct epoll_event evs[IO_EVENTS];
-	int saved = ult__errno(), n, kicked = 0, woken;
+	int saved = ult__errno(), n, woken;
 
 	n = epoll_wait(epfd, evs, IO_EVENTS, 0);
-	woken = n > 0 ? handle(evs, n, &kicked) : 0;
+	woken = n > 0 ? handle(evs, n) : 0;
 	ult__set_errno(saved);
 	return (woken);
 }
 
+/*
+ * The clock thread's sleep when I/O is armed, in its own set.  Two things
+ * are kept out of the poller's set, where the workers look:
+ *  - its kick.  Level-triggered there (a worker that took it would have
+ *    had to pass it on), it woke a worker parked in the poller over and
+ *    over until the clock thread drained it; on a host with no CPU to
+ *    spare that spinning worker kept the clock thread itself off the CPU,
+ *    and the timers it was kicked for ran milliseconds late.
+ *  - its deadline.  A timeout on the epoll wait arms a high-resolution
+ *    timer at each wait and cancels it at each early wakeup; where it is
+ *    the CPU's earliest, both reprogram the timer hardware, which in a
+ *    virtual machine exits to the hypervisor.  In a timerfd it is set only
+ *    when it changes (at most once a stat tick while workers run), not at
+ *    every packet that wakes the clock thread between two ticks.
+ */
 void
 ult__io_clock_wait(uint64_t deadline)
 {
-	struct epoll_event evs[IO_EVENTS];
-	struct timespec ts, *tp = NULL;
-	int n, kicked = 0;
+	struct epoll_event cev[3], evs[IO_EVENTS];
+	struct itimerspec its = {{0, 0}, {0, 0}};
+	int n, ms = -1;
 	uint64_t v;
 
-	if (deadline != UINT64_MAX) {
-		uint64_t now = ult__now(),
-			 d = deadline > now ? deadline - now : 0;
+	if (deadline != clock_armed) {
+		/* 0 disarms; a deadline past fires at once. */
+		if (deadline != UINT64_MAX)
+			ult__os_timespec(deadline ? deadline : 1,
+			    &its.it_value);
+		if (timerfd_settime(clock_tfd, TFD_TIMER_ABSTIME, &its, NULL) ==
+		    0) {
+			clock_armed = deadline;
+		} else {
+			/* Not set: the wait itself must end by then. */
+			uint64_t now = ult__now(),
+				 d = deadline > now ? deadline - now : 0;
 
-		ts.tv_sec = (time_t)(d / 1000000000u);
-		ts.tv_nsec = (long)(d % 1000000000u);
-		tp = &ts;
+			ms = d / 1000000 >= INT_MAX ? INT_MAX
+						    : (int)(d / 1000000) + 1;
+		}
 	}
-	/* epoll_pwait2 (Linux 5.11) takes nanoseconds; before it, epoll_wait
-	 * with the timeout rounded up to a millisecond. */
-	if (ULT_LD(&no_pwait2) ||
-	    ((n = epoll_pwait2(epfd, evs, IO_EVENTS, tp, NULL)) < 0 &&
-		errno == ENOSYS)) {
-		ULT_ST(&no_pwait2, 1);
-		long long ms = tp == NULL ? -1
-					  : (long long)ts.tv_sec * 1000 +
-			(ts.tv_nsec + 999999) / 1000000;
+	n = epoll_wait(clock_ep, cev, 3, ms);
+	for (int i = 0; i < n; i++) {
+		switch (cev[i].data.u64) {
+		case CLOCK_TIMER:
+			/* Expired: disarmed until set again. */
+			if (read(clock_tfd, &v, sizeof(v)) == sizeof(v)) {
+				clock_armed = UINT64_MAX;
+				(void)ULT_ADD(&ult__io_nclock_timer, 1);
+			}
+			break;
+		case CLOCK_KICK:
+			if (read(kickfd, &v, sizeof(v)) < 0)
+				(void)0; /* nothing pending */
+			break;
+		default: {
+			int m = epoll_wait(epfd, evs, IO_EVENTS, 0);
 
-		n = epoll_wait(epfd, evs, IO_EVENTS,
-		    ms > INT_MAX ? INT_MAX : (int)ms);
+			if (m > 0)
+				handle(evs, m);
+		}
+		}
 	}
-	if (n > 0)
-		handle(evs, n, &kicked);
-	if (kicked && read(kickfd, &v, sizeof(v)) < 0)
-		(void)0; /* drained by an earlier read: nothing pending */
 }
 
 void
