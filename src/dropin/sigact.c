@@ -267,9 +267,16 @@ tramp_on(int sig, siginfo_t *si, void *uc)
 	ut = w->curthread;
 	if (ut == &w->idle || (dp = dp_of(ut)) == NULL) {
 		/* For another thread: one that waits for it or main takes
-		 * it, with its siginfo; else back to the process. */
+		 * it, with its siginfo; else back to the process.  If the
+		 * worker is switching to its idle thread, which blocks it,
+		 * the worker blocks it now, as the switch is about to: else
+		 * the kernel, finding it unblocked here alone, handed it
+		 * straight back, for ever (a hang of LTP's
+		 * pthread_cond_timedwait 4-3 under 4BSD, one run in 30). */
 		if (si->si_code != SI_TKILL && ult__dropin_route(sig, &info))
 			return;
+		if (ult__sigmask_of(w, ut) & (1ull << (sig - 1)))
+			sigaddset(&((ucontext_t *)uc)->uc_sigmask, sig);
 		requeue(sig, si);
 		return;
 	}
