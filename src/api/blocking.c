@@ -139,10 +139,7 @@ submit(struct job *j, int unbounded)
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	/* Not the creating worker's one CPU: the process's. */
 	ult__os_attr_cpus(&attr);
-	if (ult__fault(ULT__FAULT_THREAD))
-		err = EAGAIN;
-	else
-		err = pthread_create(&t, &attr, helper_main, NULL);
+	err = ult__os_thread_attr(&t, &attr, helper_main, NULL);
 	pthread_attr_destroy(&attr);
 	if (err == 0) {
 		pool.nthreads++;

@@ -281,7 +281,8 @@ worker_main(void *arg)
 	ult__tls_worker = w;
 	ult__host_nice_start(w);
 	ULT_ST(&w->tid, (int)gettid());
-	w->sigmask = ult__os_sigmask_get();
+	/* Its creator's mask, which ult__os_thread kept from it until now. */
+	ult__os_sigmask(w->sigmask);
 	ult__tls_worker_init(w);
 	if (w->id < ult__rt.ncpu)
 		snprintf(name, sizeof(name), "ult-w%hu", (unsigned short)w->id);
@@ -335,6 +336,7 @@ ult__workers_start(void)
 	for (int i = 0; i < ult__rt.nworkers; i++) {
 		if ((err = ult__altstack_setup(&ult__rt.workers[i])) != 0)
 			break;
+		ult__rt.workers[i].sigmask = ult__os_sigmask_get();
 		err = ult__os_thread(&ult__rt.workers[i].pthread, worker_main,
 		    &ult__rt.workers[i]);
 		if (err != 0)

@@ -106,12 +106,35 @@ ult__os_map(size_t len, int extra)
 	return (p == MAP_FAILED ? NULL : p);
 }
 
+/*
+ * glibc gives a new thread its creator's signal mask before its function
+ * runs.  Created from a worker running a uthread that accepts a program's
+ * signal, the clock thread or a blocking helper took that signal there
+ * and ran the program's handler on a runtime thread, which could then
+ * hold a runtime lock a nested handler's call took (a hang of LTP's
+ * pthread_cond_timedwait 4-3 under ult-run).  So the creator blocks them
+ * across the creation and gets its own mask back.
+ */
+int
+ult__os_thread_attr(pthread_t *t, const pthread_attr_t *a, void *(*fn)(void *),
+    void *arg)
+{
+	uint64_t old;
+	int err;
+
+	if (ult__fault(ULT__FAULT_THREAD))
+		return (EAGAIN);
+	old = ult__os_sigmask_get();
+	ult__os_block_async_signals();
+	err = pthread_create(t, a, fn, arg);
+	ult__os_sigmask(old);
+	return (err);
+}
+
 int
 ult__os_thread(pthread_t *t, void *(*fn)(void *), void *arg)
 {
-	if (ult__fault(ULT__FAULT_THREAD))
-		return (EAGAIN);
-	return (pthread_create(t, NULL, fn, arg));
+	return (ult__os_thread_attr(t, NULL, fn, arg));
 }
 
 void

@@ -50,8 +50,12 @@ void ult__futex_wake(atomic_uint *addr, int n);
 void *ult__os_map(size_t len, int extra);
 /* sigaltstack(2) itself, past any interposer: -1 with errno. */
 int ult__os_sigaltstack(const stack_t *ss, stack_t *old);
-/* pthread_create with default attributes; 0 or an errno (EAGAIN under
- * fault injection). */
+/* pthread_create for the runtime's own threads, with attributes a (NULL:
+ * the defaults); 0 or an errno (EAGAIN under fault injection).  The
+ * thread starts with every signal a fault does not raise blocked; each
+ * opens what it must itself (see os.c). */
+int ult__os_thread_attr(pthread_t *t, const pthread_attr_t *a,
+    void *(*fn)(void *), void *arg);
 int ult__os_thread(pthread_t *t, void *(*fn)(void *), void *arg);
 /* The calling kernel thread's signal mask, the kernel's 64 bits: set,
  * read; block every signal a fault does not raise (runtime threads that
