@@ -169,12 +169,14 @@ test_io_running_reader_unarmed(void)
  */
 static atomic_int dl_stop;
 
+/* Keeps its worker busy; yields, so that the sleepers run in builds
+ * without asynchronous preemption (the sanitizers') too. */
 static void *
 dl_hog(void *arg)
 {
 	(void)arg;
 	while (!atomic_load_explicit(&dl_stop, memory_order_relaxed))
-		;
+		ult_yield();
 	return (NULL);
 }
 
