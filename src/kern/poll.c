@@ -116,6 +116,7 @@ int
 ult__io_init(void)
 {
 	ULT_ST(&ult__io_armed, 0);
+	ULT_ST(&ult__io_nwaiting, 0);
 	clock_armed = UINT64_MAX;
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	clock_ep = epoll_create1(EPOLL_CLOEXEC);
@@ -406,7 +407,7 @@ ult__io_clock_wait(uint64_t deadline)
 		if (timerfd_settime(clock_tfd, TFD_TIMER_ABSTIME, &its, NULL) ==
 		    0) {
 			clock_armed = deadline;
-		} else {
+		} else if (deadline != UINT64_MAX) {
 			/* Not set: the wait itself must end by then. */
 			uint64_t now = ult__now(),
 				 d = deadline > now ? deadline - now : 0;
