@@ -230,3 +230,68 @@ test_io_clock_deadlines(void)
 		close(park_pipe[i]);
 	CHECK_EQ(ult_shutdown(), 0);
 }
+
+/*
+ * While the workers switch often, they look at the poller themselves and
+ * the clock thread stays out of it: a reader's 200 wakeups, with one
+ * worker busy switching between two yielders, all arrive, and the clock
+ * thread waits in the poller for few of them (it used to for each).
+ */
+static int sw_pipe[2];
+static atomic_int sw_stop;
+
+static void *
+yielder(void *arg)
+{
+	(void)arg;
+	while (!atomic_load(&sw_stop))
+		ult_yield();
+	return (NULL);
+}
+
+static void *
+counting_reader(void *arg)
+{
+	long n = 0;
+	char c;
+
+	(void)arg;
+	while (ult_read(sw_pipe[0], &c, 1) == 1 && c == 'b')
+		n++;
+	return ((void *)(intptr_t)n);
+}
+
+void
+test_io_switching_workers_poll(void)
+{
+	unsigned long before, waits;
+	ult_thread_t *y1, *y2, *r;
+	void *ret;
+
+	rt_init(1, 0);
+	CHECK_EQ(pipe(sw_pipe), 0);
+	atomic_store(&sw_stop, 0);
+	CHECK_EQ(ult_spawn(&r, NULL, counting_reader, NULL), 0);
+	sleeping(r);
+	CHECK_EQ(ult_spawn(&y1, NULL, yielder, NULL), 0);
+	CHECK_EQ(ult_spawn(&y2, NULL, yielder, NULL), 0);
+	usleep(2000);
+	before = atomic_load(&ult__io_nclock_waits);
+	for (int i = 0; i < 200; i++) {
+		CHECK_EQ(write(sw_pipe[1], "b", 1), 1);
+		usleep(200);
+	}
+	waits = atomic_load(&ult__io_nclock_waits) - before;
+	CHECK_EQ(write(sw_pipe[1], "e", 1), 1);
+	CHECK_EQ(ult_join(r, &ret), 0);
+	CHECK_EQ((intptr_t)ret, 200);
+	atomic_store(&sw_stop, 1);
+	CHECK_EQ(ult_join(y1, NULL), 0);
+	CHECK_EQ(ult_join(y2, NULL), 0);
+	printf("clock-thread waits in the poller for 200 wakeups: %lu\n",
+	    waits);
+	CHECK(waits < 50);
+	for (int i = 0; i < 2; i++)
+		close(sw_pipe[i]);
+	CHECK_EQ(ult_shutdown(), 0);
+}

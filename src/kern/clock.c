@@ -30,6 +30,14 @@
 #include "subsys.h"
 
 #define STAT_PERIOD_NS (1000000000ull / ULT_STATHZ)
+/* How long a worker may run one uthread, with uthreads waiting on
+ * descriptors, before the clock thread waits in the poller for it: an
+ * interactive one, which an I/O wakeup would not preempt, and a CPU-bound
+ * one, which it would (io_watch_after). */
+#define IO_WATCH_NS 1000000ull
+#define IO_WATCH_BG_NS 100000ull
+/* How often to look again while idle workers spin. */
+#define IO_SPIN_LOOK_NS 100000ull
 
 static struct {
 	pthread_t thread;
@@ -47,6 +55,45 @@ any_busy(void)
 		if (ULT_LD(&ult__rt.workers[i].busy))
 			return (1);
 	return (0);
+}
+
+/*
+ * 0 if the clock thread should wait in the poller now, else when to look
+ * again; the caller has seen that uthreads wait on descriptors and that no
+ * worker is parked in the poller.
+ *
+ * A worker that switches polls by itself (ult__userret, every
+ * ULT_IO_POLL_GAP_NS at most), and an idle worker that spins polls as it
+ * spins: both take what is ready onto their queue where they would choose
+ * among it anyway.  The clock thread is needed only for a worker that has
+ * run one uthread for a while: an I/O wakeup must preempt a CPU-bound one
+ * within a fraction of a tick (IO_WATCH_BG_NS), and must not wait without
+ * bound behind any (IO_WATCH_NS).  Left in the poller all along, the clock
+ * thread was woken at most readinesses, and on a host CPU shared with a
+ * worker each of its wakeups took the CPU from that worker (DESIGN.md 7.2).
+ */
+static uint64_t
+io_watch_after(int busy)
+{
+	uint64_t now = ult__fastclock_now(), next = UINT64_MAX;
+
+	/* A spinner that stops parks in the poller or finds work. */
+	if (!busy)
+		return (
+		    ULT_LD(&ult__rt.nspinning) > 0 ? now + IO_SPIN_LOOK_NS : 0);
+	for (int i = 0; i < ult__rt.nworkers; i++) {
+		struct ult__worker *w = &ult__rt.workers[i];
+		uint64_t t = ULT_LD(&w->last_switch_ns) +
+		    (ULT_LD(&w->run_bg) ? IO_WATCH_BG_NS : IO_WATCH_NS);
+
+		if (!ULT_LD(&w->busy))
+			continue;
+		if (t <= now)
+			return (0);
+		if (t < next)
+			next = t;
+	}
+	return (next == UINT64_MAX ? 0 : next);
 }
 
 static void
@@ -86,7 +133,7 @@ clock_main(void *arg)
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	for (;;) {
 		unsigned seq = ULT_LD_ACQ(&clk.seq);
-		uint64_t now, next, target;
+		uint64_t now, next, target, watch;
 		int busy;
 
 		if (ULT_LD(&clk.stop))
@@ -119,6 +166,11 @@ clock_main(void *arg)
 		if (!ULT_LD(&ult__io_armed) || ult__io_park_busy()) {
 			ult__futex_wait(&clk.seq, seq,
 			    target == UINT64_MAX ? 0 : target);
+			continue;
+		}
+		if ((watch = io_watch_after(busy)) != 0) {
+			ult__futex_wait(&clk.seq, seq,
+			    watch < target ? watch : target);
 			continue;
 		}
 		/* Pairs with wake(): it bumps seq, then looks at in_epoll. */

@@ -32,6 +32,13 @@ extern atomic_ulong ult__io_nreports;
 /* Deadlines the clock thread met through its timerfd (poll.c), for the
  * tests. */
 extern atomic_ulong ult__io_nclock_timer;
+/* When the poller's set was last looked at (fast clock), and how long a
+ * worker that switches lets pass before it looks itself (ult__userret;
+ * the clock thread leaves the poller to such workers, clock.c). */
+extern _Atomic uint64_t ult__io_polled_ns;
+#define ULT_IO_POLL_GAP_NS 20000u
+/* How many times the clock thread has waited in the poller (tests). */
+extern atomic_ulong ult__io_nclock_waits;
 
 /* Take the events ready now and wake their waiters; a worker about to
  * park calls it.  Returns how many waiters it woke. */

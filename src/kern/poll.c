@@ -103,6 +103,9 @@ atomic_int ult__io_nwaiting;
 atomic_int ult__io_boost = 1;
 atomic_ulong ult__io_nreports;	   /* fds reported ready, for the tests */
 atomic_ulong ult__io_nclock_timer; /* clock timerfd expiries, for tests */
+/* Written by every poll: a line of its own, away from the counts. */
+_Atomic uint64_t ult__io_polled_ns ULT_ALIGNED_CL;
+atomic_ulong ult__io_nclock_waits;
 
 static int
 clock_add(int fd, uint64_t what)
@@ -370,6 +373,7 @@ ult__io_poll_now(void)
 	struct epoll_event evs[IO_EVENTS];
 	int saved = ult__errno(), n, woken;
 
+	ULT_ST(&ult__io_polled_ns, ult__fastclock_now());
 	n = epoll_wait(epfd, evs, IO_EVENTS, 0);
 	woken = n > 0 ? handle(evs, n) : 0;
 	ult__set_errno(saved);
@@ -399,6 +403,8 @@ ult__io_clock_wait(uint64_t deadline)
 	int n, ms = -1;
 	uint64_t v;
 
+	atomic_fetch_add_explicit(&ult__io_nclock_waits, 1,
+	    memory_order_relaxed);
 	if (deadline != clock_armed) {
 		/* 0 disarms; a deadline past fires at once. */
 		if (deadline != UINT64_MAX)
@@ -438,6 +444,7 @@ ult__io_clock_wait(uint64_t deadline)
 		}
 		}
 	}
+	ULT_ST(&ult__io_polled_ns, ult__fastclock_now());
 }
 
 void

@@ -191,14 +191,22 @@ ult__switch_finish(void)
 }
 
 /* What the policy chose decides, before it runs, the worker's host nice
- * (host_nice.c) and whether it polls for I/O first (ult__userret). */
+ * (host_nice.c) and whether it polls for I/O first (ult__userret): a
+ * CPU-bound thread does, and any thread once ULT_IO_POLL_GAP_NS have passed
+ * since anyone looked while uthreads wait on descriptors. */
 static inline void
-chosen(struct ult__worker *w, struct thread *ntd)
+chosen(struct ult__worker *w, struct thread *ntd, uint64_t now)
 {
+	int bg =
+	    ntd != &w->idle.td && ULT_PLD(&ntd->td_priority) >= PRI_BACKGROUND;
+
 	if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
 		w->hn_want = ult__host_nice_of(ntd);
-	w->sw_poll =
-	    ULT_PLD(&ntd->td_priority) >= PRI_BACKGROUND && ntd != &w->idle.td;
+	if (bg != ULT_LD(&w->run_bg))
+		ULT_ST(&w->run_bg, bg);
+	w->sw_poll = bg ||
+	    (ntd != &w->idle.td && ULT_LD(&ult__io_nwaiting) > 0 &&
+		now - ULT_LD(&ult__io_polled_ns) >= ULT_IO_POLL_GAP_NS);
 }
 
 void
@@ -229,7 +237,7 @@ ult__mi_switch(struct ult_thread *ut, int flags, struct ult_thread *hint)
 	    &mtx);
 	w->clk_valid = 0;
 	MPASS(ULT_LD(&ut->td.td_lock) == &blocked_lock && mtx != NULL);
-	chosen(w, ntd);
+	chosen(w, ntd, now);
 	if (ntd == &ut->td) {
 		thread_lock_unblock(&ut->td, mtx);
 		if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
@@ -256,7 +264,7 @@ ult__exit_switch(struct ult_thread *ut)
 	w->clk_valid = 1;
 	ntd = ult__rt.sched->throw_(&ut->td);
 	w->clk_valid = 0;
-	chosen(w, ntd);
+	chosen(w, ntd, now);
 	switch_to(w, ut, ult__td2ut(ntd), NULL, 1, now);
 	abort(); /* a dead thread is never resumed */
 }
@@ -264,15 +272,20 @@ ult__exit_switch(struct ult_thread *ut)
 /*
  * Runtime exit: the equivalent of FreeBSD's return to user mode.  Honour,
  * in order, a remote preemption request (IPI_PREEMPT), an owed preemption
- * and an AST (slice end, a better thread queued locally), then drop any
- * priority boost the thread got for sleeping.
+ * and an AST (slice end, a better thread queued locally), then poll for
+ * I/O if chosen() said so, then drop any priority boost the thread got
+ * for sleeping.
  *
- * A CPU-bound thread (PRI_BACKGROUND) that was just switched to polls for
- * I/O first: while every worker runs one, nobody else polls but the clock
- * thread, one kernel thread for every readiness, which the host may keep
- * waiting for milliseconds beside the busy workers.  Polling here, where
- * the I/O threads of this worker are done for now, takes what came in
- * meanwhile onto this worker's queue, in one system call.
+ * The poll: a CPU-bound thread (PRI_BACKGROUND) that was just switched to
+ * polls first, and so does any thread switched to when nobody has looked
+ * for ULT_IO_POLL_GAP_NS.  While the workers switch that often the clock
+ * thread leaves the poller to them (clock.c), and a poll here, one system
+ * call, takes what came in meanwhile onto this worker's queue.  It comes
+ * after the choice, so it is made to act as if it had come before: a
+ * thread it queued that is better than the chosen one preempts it.  That
+ * is why it comes before the boost is dropped: an I/O wakee chosen at its
+ * sleep priority is not better than the next I/O wakee, and keeps its turn
+ * (dropped first, every poll that woke one would send it to the back).
  */
 void
 ult__userret(void)
@@ -281,6 +294,7 @@ ult__userret(void)
 		struct ult__worker *w = ult__worker_self();
 		struct ult_thread *ut;
 		struct thread *td;
+		int woken;
 
 		if (w == NULL || (ut = w->curthread) == &w->idle)
 			return;
@@ -303,21 +317,26 @@ ult__userret(void)
 			ult__mi_switch(ut, SW_INVOL | SWT_NEEDRESCHED, NULL);
 			continue;
 		}
+		if (ULT_UNLIKELY(w->sw_poll) && ULT_LD(&ult__io_nwaiting) > 0) {
+			w->sw_poll = 0;
+			/* Then look again: a better thread it queued, or a
+			 * preemption signal it made this worker owe, wants a
+			 * switch. */
+			w->wake_bg = 1;
+			woken = ult__io_poll_now();
+			w->wake_bg = 0;
+			if (woken > 0) {
+				thread_lock(td);
+				ult__rt.sched->preempt(td);
+				thread_unlock(td);
+			}
+			continue;
+		}
+		w->sw_poll = 0;
 		if (td_userret_pending(td)) {
 			thread_lock(td);
 			ult__rt.sched->userret(td);
 			thread_unlock(td);
-		}
-		if (ULT_UNLIKELY(w->sw_poll)) {
-			w->sw_poll = 0;
-			if (ULT_LD(&ult__io_nwaiting) == 0)
-				return;
-			/* Then look again: what it woke, or a preemption
-			 * signal it made this worker owe, may want a switch. */
-			w->wake_bg = 1;
-			(void)ult__io_poll_now();
-			w->wake_bg = 0;
-			continue;
 		}
 		return;
 	}

@@ -237,6 +237,11 @@ idle_loop(struct ult__worker *w)
 							   : SPIN_NS);
 		}
 		if (now < until) {
+			/* The clock thread may leave the poller to the
+			 * workers (clock.c): a spinner looks too. */
+			if (ULT_LD(&ult__io_nwaiting) > 0 &&
+			    ult__io_poll_now() > 0)
+				continue;
 			if (spin_wait(w,
 				now + POLL_NS < until ? now + POLL_NS
 						      : until)) {

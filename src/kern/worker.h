@@ -51,6 +51,9 @@ struct ult__worker {
 	/* (k, a) when the running thread started: ult_thread_info adds
 	 * the time since to a running thread's runtime */
 	atomic_uint_fast64_t last_switch_ns;
+	/* (k, a) the running thread is CPU-bound (chosen(), switch.c): the
+	 * clock thread watches the poller for it (clock.c) */
+	atomic_int run_bg;
 	/* (a) cross-thread words */
 	atomic_uint park; /* parker (worker.c): parked by k, unparked by
 			     anyone adding work */
