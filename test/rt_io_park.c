@@ -233,20 +233,35 @@ test_io_clock_deadlines(void)
 
 /*
  * While the workers switch often, they look at the poller themselves and
- * the clock thread stays out of it: a reader's 200 wakeups, with one
- * worker busy switching between two yielders, all arrive, and the clock
- * thread waits in the poller for few of them (it used to for each).
+ * the clock thread stays out of it: a reader's 200 wakeups, with the one
+ * worker kept busy by a ring of interactive uthreads passing a token, all
+ * arrive, and the clock thread waits in the poller for few of them (it
+ * used to for each).  Interactive: a CPU-bound thread would have the clock
+ * thread watch, since an I/O wakee must preempt it at once; and steal
+ * marking off, since so would a worker the host keeps waiting.
  */
+#define RING 8
 static int sw_pipe[2];
 static atomic_int sw_stop;
+static ult_sem_t ring_sem[RING];
 
 static void *
-yielder(void *arg)
+ring_member(void *arg)
 {
-	(void)arg;
-	while (!atomic_load(&sw_stop))
-		ult_yield();
-	return (NULL);
+	int i = (int)(intptr_t)arg;
+
+	/* Stop is looked at by the token's holder only, before it passes
+	 * the token on: after the post the next member may run first, and
+	 * the token come back to a member about to leave. */
+	for (;;) {
+		int stop;
+
+		CHECK_EQ(ult_sem_wait(&ring_sem[i]), 0);
+		stop = atomic_load(&sw_stop);
+		CHECK_EQ(ult_sem_post(&ring_sem[(i + 1) % RING]), 0);
+		if (stop)
+			return (NULL);
+	}
 }
 
 static void *
@@ -265,17 +280,28 @@ void
 test_io_switching_workers_poll(void)
 {
 	unsigned long before, waits;
-	ult_thread_t *y1, *y2, *r;
+	ult_thread_t *ring[RING], *r;
 	void *ret;
 
+	long off = 0, was;
+
 	rt_init(1, 0);
+	/* On a busy host the worker would be marked stolen, and the clock
+	 * thread then watches for it by design. */
+	CHECK_EQ(ult_sysctl("ult.steal", &was, &off), 0);
+	CHECK_EQ(was, 1);
 	CHECK_EQ(pipe(sw_pipe), 0);
 	atomic_store(&sw_stop, 0);
 	CHECK_EQ(ult_spawn(&r, NULL, counting_reader, NULL), 0);
 	sleeping(r);
-	CHECK_EQ(ult_spawn(&y1, NULL, yielder, NULL), 0);
-	CHECK_EQ(ult_spawn(&y2, NULL, yielder, NULL), 0);
-	usleep(2000);
+	for (int i = 0; i < RING; i++)
+		CHECK_EQ(ult_sem_init(&ring_sem[i], 0), 0);
+	for (int i = 0; i < RING; i++)
+		CHECK_EQ(
+		    ult_spawn(&ring[i], NULL, ring_member, (void *)(intptr_t)i),
+		    0);
+	CHECK_EQ(ult_sem_post(&ring_sem[0]), 0);
+	usleep(20000);
 	before = atomic_load(&ult__io_nclock_waits);
 	for (int i = 0; i < 200; i++) {
 		CHECK_EQ(write(sw_pipe[1], "b", 1), 1);
@@ -285,12 +311,16 @@ test_io_switching_workers_poll(void)
 	CHECK_EQ(write(sw_pipe[1], "e", 1), 1);
 	CHECK_EQ(ult_join(r, &ret), 0);
 	CHECK_EQ((intptr_t)ret, 200);
+	/* Each member passes the token on as it leaves: all see stop. */
 	atomic_store(&sw_stop, 1);
-	CHECK_EQ(ult_join(y1, NULL), 0);
-	CHECK_EQ(ult_join(y2, NULL), 0);
+	for (int i = 0; i < RING; i++)
+		CHECK_EQ(ult_join(ring[i], NULL), 0);
+	for (int i = 0; i < RING; i++)
+		CHECK_EQ(ult_sem_destroy(&ring_sem[i]), 0);
 	printf("clock-thread waits in the poller for 200 wakeups: %lu\n",
 	    waits);
 	CHECK(waits < 50);
+	CHECK_EQ(ult_sysctl("ult.steal", NULL, &was), 0);
 	for (int i = 0; i < 2; i++)
 		close(sw_pipe[i]);
 	CHECK_EQ(ult_shutdown(), 0);

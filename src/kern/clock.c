@@ -30,12 +30,10 @@
 #include "subsys.h"
 
 #define STAT_PERIOD_NS (1000000000ull / ULT_STATHZ)
-/* How long a worker may run one uthread, with uthreads waiting on
- * descriptors, before the clock thread waits in the poller for it: an
- * interactive one, which an I/O wakeup would not preempt, and a CPU-bound
- * one, which it would (io_watch_after). */
+/* How long a worker may run one interactive uthread, with uthreads
+ * waiting on descriptors, before the clock thread waits in the poller
+ * for it (io_watch_after). */
 #define IO_WATCH_NS 1000000ull
-#define IO_WATCH_BG_NS 100000ull
 /* How often to look again while idle workers spin. */
 #define IO_SPIN_LOOK_NS 100000ull
 
@@ -65,12 +63,16 @@ any_busy(void)
  * A worker that switches polls by itself (ult__userret, every
  * ULT_IO_POLL_GAP_NS at most), and an idle worker that spins polls as it
  * spins: both take what is ready onto their queue where they would choose
- * among it anyway.  The clock thread is needed only for a worker that has
- * run one uthread for a while: an I/O wakeup must preempt a CPU-bound one
- * within a fraction of a tick (IO_WATCH_BG_NS), and must not wait without
- * bound behind any (IO_WATCH_NS).  Left in the poller all along, the clock
- * thread was woken at most readinesses, and on a host CPU shared with a
- * worker each of its wakeups took the CPU from that worker (DESIGN.md 7.2).
+ * among it anyway.  The clock thread is needed for a busy worker that
+ * runs a CPU-bound uthread, which an I/O wakee must preempt at once; for
+ * one the host keeps off its CPU (`stolen', steal.c), whose events would
+ * otherwise wait while the host runs something else, where the clock
+ * thread's wakeup also gives the CPU back to that worker sooner; and for
+ * one that has run an interactive uthread for IO_WATCH_NS, which a wakee
+ * would not preempt but must not wait behind without bound.  Left in the
+ * poller all along, the clock thread was woken at most readinesses, and on
+ * a host CPU shared with a worker each of its wakeups took the CPU from
+ * that worker (DESIGN.md 7.2).
  */
 static uint64_t
 io_watch_after(int busy)
@@ -83,12 +85,11 @@ io_watch_after(int busy)
 		    ULT_LD(&ult__rt.nspinning) > 0 ? now + IO_SPIN_LOOK_NS : 0);
 	for (int i = 0; i < ult__rt.nworkers; i++) {
 		struct ult__worker *w = &ult__rt.workers[i];
-		uint64_t t = ULT_LD(&w->last_switch_ns) +
-		    (ULT_LD(&w->run_bg) ? IO_WATCH_BG_NS : IO_WATCH_NS);
+		uint64_t t = ULT_LD(&w->last_switch_ns) + IO_WATCH_NS;
 
 		if (!ULT_LD(&w->busy))
 			continue;
-		if (t <= now)
+		if (ULT_LD(&w->run_bg) || ULT_LD(&w->stolen) || t <= now)
 			return (0);
 		if (t < next)
 			next = t;
@@ -239,7 +240,13 @@ ult__clock_stop(void)
 	ult__handoff_fini();
 }
 
+static const struct sched_tunable clock_tunables[] = {
+    {"ult.steal", &ult__steal_on, 0, 1, NULL, NULL},
+    {NULL, NULL, 0, 0, NULL, NULL},
+};
+
 const struct ult__subsys ult__clock_subsys = {.name = "clock",
+    .tunables = clock_tunables,
     .init = ult__clock_start,
     .fini = ult__clock_stop,
     .fork_child = ult__handoff_fini}; /* its fds name the parent's tasks */

@@ -15,10 +15,19 @@
  * waiter's own spin is bounded besides.  Cost: one pread of a procfs file
  * per worker every SAMPLE_TICKS ticks, at most SAMPLE_MAX workers a tick;
  * nothing on the workers.  Without schedstat nothing is ever marked.
+ *
+ * The clock thread's own time on a CPU is not counted as stolen: it is
+ * taken off every worker's wait.  Where it shares a worker's CPU, each
+ * of its wakeups keeps that worker waiting, and while it waits in the
+ * poller (clock.c) it wakes often enough to mark the worker by itself; the
+ * mark would then keep it in the poller, which is what made the mark.
+ * Taken off workers it does not share a CPU with, it only makes their
+ * mark later.
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "runtime.h"
@@ -33,8 +42,10 @@
 static struct {
 	int fd;		    /* its schedstat + 1, or 0 */
 	uint64_t delay, at; /* run_delay and the clock at the last sample */
+	uint64_t own;	    /* the clock thread's CPU time then */
 } sw[ULT_MAXCPU];
 static int next_cpu;
+atomic_int ult__steal_on = 1;
 
 /* Opened as the clock starts, as handoff.c's files are, so as not to take
  * a descriptor number the program has just freed. */
@@ -66,7 +77,7 @@ ult__steal_fini(void)
 }
 
 static void
-sample(int cpu, uint64_t now)
+sample(int cpu, uint64_t now, uint64_t own)
 {
 	char buf[128], *p;
 	ssize_t n = pread(sw[cpu].fd - 1, buf, sizeof(buf) - 1, 0);
@@ -79,8 +90,12 @@ sample(int cpu, uint64_t now)
 	(void)strtoull(buf, &p, 10); /* time on a CPU */
 	delay = strtoull(p, NULL, 10);
 	wall = now - sw[cpu].at;
-	if (sw[cpu].at != 0 && delay >= sw[cpu].delay && wall > 0) {
-		uint64_t d = delay - sw[cpu].delay;
+	if (!ULT_LD(&ult__steal_on)) {
+		ULT_ST(&w->stolen, 0);
+	} else if (sw[cpu].at != 0 && delay >= sw[cpu].delay && wall > 0) {
+		uint64_t d = delay - sw[cpu].delay, o = own - sw[cpu].own;
+
+		d = d > o ? d - o : 0;
 
 		if (d > wall / STEAL_SET)
 			ULT_ST(&w->stolen, 1);
@@ -89,20 +104,25 @@ sample(int cpu, uint64_t now)
 	}
 	sw[cpu].delay = delay;
 	sw[cpu].at = now;
+	sw[cpu].own = own;
 }
 
 /* After each round of stat ticks: the next few workers, round robin. */
 void
 ult__steal_tick(void)
 {
-	uint64_t now = ult__now();
+	uint64_t now = ult__now(), own = 0;
 	int n = ult__rt.nworkers < SAMPLE_MAX ? ult__rt.nworkers : SAMPLE_MAX;
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
+		own = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 
 	for (int i = 0; i < n; i++) {
 		int cpu = next_cpu;
 
 		next_cpu = (next_cpu + 1) % ult__rt.nworkers;
 		if (sw[cpu].fd != 0)
-			sample(cpu, now);
+			sample(cpu, now, own);
 	}
 }
