@@ -235,10 +235,11 @@ test_io_clock_deadlines(void)
  * While the workers switch often, they look at the poller themselves and
  * the clock thread stays out of it: a reader's 200 wakeups, with the one
  * worker kept busy by a ring of interactive uthreads passing a token, all
- * arrive, and the clock thread waits in the poller for few of them (it
- * used to for each).  Interactive: a CPU-bound thread would have the clock
- * thread watch, since an I/O wakee must preempt it at once; and steal
- * marking off, since so would a worker the host keeps waiting.
+ * arrive, and the clock thread waits in the poller for fewer than half of
+ * them (it used to for each; under qemu-user beside two spinners it did
+ * for at most 23 in 40 runs).  Interactive: a CPU-bound thread would have
+ * the clock thread watch, since an I/O wakee must preempt it at once; and
+ * steal marking off, since so would a worker the host keeps waiting.
  */
 #define RING 8
 static int sw_pipe[2];
@@ -319,7 +320,7 @@ test_io_switching_workers_poll(void)
 		CHECK_EQ(ult_sem_destroy(&ring_sem[i]), 0);
 	printf("clock-thread waits in the poller for 200 wakeups: %lu\n",
 	    waits);
-	CHECK(waits < 50);
+	CHECK(waits < 100);
 	CHECK_EQ(ult_sysctl("ult.steal", NULL, &was), 0);
 	for (int i = 0; i < 2; i++)
 		close(sw_pipe[i]);
