@@ -247,6 +247,58 @@ test_priority_unlend(void)
 
 /* --- every documented error ---------------------------------------- */
 
+/* --- a cycle of owners closed by two waiters at once ------------------
+ *
+ * Two uthreads each own one mutex and then, at the same moment on two
+ * workers, wait for the other's: a deadlock in the program, closed from
+ * both ends.  Each waiter's priority walk holds its own turnstile's lock
+ * and reaches for the other's, so walks that waited for each other hung
+ * the workers (and a foreign thread's look at either uthread) for good.
+ * Timed waits here, so that the pair gets out and the next round starts;
+ * every round must end in ETIMEDOUT on both sides. */
+#define CYCLE_ROUNDS 300
+static ult_mutex_t cyc_m[2];
+static ult_barrier_t cyc_both;
+
+static void *
+cycle_side(void *arg)
+{
+	int me = (int)(intptr_t)arg, r;
+
+	CHECK_EQ(ult_mutex_lock(&cyc_m[me]), 0);
+	ult_barrier_wait(&cyc_both);
+	r = ult_mutex_timedlock(&cyc_m[!me], ult_now() + 2000000);
+	ult_barrier_wait(&cyc_both);
+	CHECK_EQ(ult_mutex_unlock(&cyc_m[me]), 0);
+	return ((void *)(intptr_t)r);
+}
+
+void
+test_priority_cycle(void)
+{
+	init_n(2);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(ult_mutex_init(&cyc_m[i]), 0);
+	CHECK_EQ(ult_barrier_init(&cyc_both, 2), 0);
+	for (int round = 0; round < CYCLE_ROUNDS; round++) {
+		ult_thread_t *t[2];
+		void *r;
+
+		for (int i = 0; i < 2; i++)
+			CHECK_EQ(ult_spawn(&t[i], NULL, cycle_side,
+				     (void *)(intptr_t)i),
+			    0);
+		for (int i = 0; i < 2; i++) {
+			CHECK_EQ(ult_join(t[i], &r), 0);
+			CHECK_EQ((intptr_t)r, ETIMEDOUT);
+		}
+	}
+	CHECK_EQ(ult_barrier_destroy(&cyc_both), 0);
+	for (int i = 0; i < 2; i++)
+		CHECK_EQ(ult_mutex_destroy(&cyc_m[i]), 0);
+	CHECK_EQ(ult_shutdown(), 0);
+}
+
 static ult_mutex_t em = ULT_MUTEX_INITIALIZER;
 static ult_cond_t ec = ULT_COND_INITIALIZER;
 static ult_rwlock_t erw = ULT_RWLOCK_INITIALIZER;

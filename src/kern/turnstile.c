@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "../arch/cpu.h"
 #include "runtime.h"
 #include "worker.h"
 #include "uthread.h"
@@ -391,11 +392,26 @@ lend_to(struct thread *td, int pri)
  * turnstile further down a chain), unless it is one of the two we hold:
  * that only happens for a cycle of owners, a deadlock in the program,
  * which propagation must not turn into a hang of the worker.
+ *
+ * Nor may it wait for the lock without bound: when two waiters close a
+ * cycle at once, each walk holds its own turnstile's lock and reaches for
+ * the other's, and neither sees its own.  So the lock is tried: spun on,
+ * then napped on in short naps (a long sleep here would keep the walker's
+ * worker off its queue, and the handoff would run that queue elsewhere,
+ * before the lend), and a walk that has not got it in LEND_WAIT_NS gives
+ * up the lend (NULL).  Outside a cycle that costs only a lend not made
+ * while a worker holding that lock was kept off its CPU that long.
  */
+#define LEND_SPINS 256
+#define LEND_NAP_NS 20000ull
+#define LEND_WAIT_NS 10000000ull
+
 static struct mtx *
 lock_owner(struct thread *td, struct mtx *held1, struct mtx *held2)
 {
-	unsigned spins = 0;
+	static atomic_uint never; /* a timed nap: nobody wakes it */
+	unsigned spins = 0, tries = 0;
+	uint64_t since = 0, now;
 
 	for (;;) {
 		struct mtx *m = ULT_LD_ACQ(&td->td_lock);
@@ -412,10 +428,23 @@ lock_owner(struct thread *td, struct mtx *held1, struct mtx *held2)
 		 * up the lend when it wakes (ult__ts_wake_lend). */
 		if (ult__sleepq_is_chain_lock(m))
 			return (NULL);
-		mtx_lock_spin(m);
-		if (ULT_LD_ACQ(&td->td_lock) == m) /* see thread_lock() */
-			return (m);
-		mtx_unlock_spin(m);
+		if (mtx_trylock_spin(m)) {
+			if (ULT_LD_ACQ(&td->td_lock) ==
+			    m) /* see thread_lock() */
+				return (m);
+			mtx_unlock_spin(m);
+			continue;
+		}
+		if (++tries < LEND_SPINS) {
+			ult__cpu_relax();
+			continue;
+		}
+		now = ult__now();
+		if (since == 0)
+			since = now;
+		else if (now - since > LEND_WAIT_NS)
+			return (NULL);
+		ult__futex_wait(&never, 0, now + LEND_NAP_NS);
 	}
 }
 
