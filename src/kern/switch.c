@@ -197,15 +197,15 @@ ult__switch_finish(void)
 static inline void
 chosen(struct ult__worker *w, struct thread *ntd, uint64_t now)
 {
-	int bg =
-	    ntd != &w->idle.td && ULT_PLD(&ntd->td_priority) >= PRI_BACKGROUND;
+	int uthread = ntd != &w->idle.td;
+	int bg = uthread && ULT_PLD(&ntd->td_priority) >= PRI_BACKGROUND;
 
 	if (ULT_UNLIKELY(ULT_LD(&ult__host_nice)))
 		w->hn_want = ult__host_nice_of(ntd);
 	if (bg != ULT_LD(&w->run_bg))
 		ULT_ST(&w->run_bg, bg);
 	w->sw_poll = bg ||
-	    (ntd != &w->idle.td && ULT_LD(&ult__io_nwaiting) > 0 &&
+	    (uthread && ULT_LD(&ult__io_nwaiting) > 0 &&
 		now - ULT_LD(&ult__io_polled_ns) >= ULT_IO_POLL_GAP_NS);
 }
 
@@ -317,22 +317,23 @@ ult__userret(void)
 			ult__mi_switch(ut, SW_INVOL | SWT_NEEDRESCHED, NULL);
 			continue;
 		}
-		if (ULT_UNLIKELY(w->sw_poll) && ULT_LD(&ult__io_nwaiting) > 0) {
+		if (ULT_UNLIKELY(w->sw_poll)) {
 			w->sw_poll = 0;
 			/* Then look again: a better thread it queued, or a
 			 * preemption signal it made this worker owe, wants a
 			 * switch. */
-			w->wake_bg = 1;
-			woken = ult__io_poll_now();
-			w->wake_bg = 0;
-			if (woken > 0) {
-				thread_lock(td);
-				ult__rt.sched->preempt(td);
-				thread_unlock(td);
+			if (ULT_LD(&ult__io_nwaiting) > 0) {
+				w->wake_bg = 1;
+				woken = ult__io_poll_now();
+				w->wake_bg = 0;
+				if (woken > 0) {
+					thread_lock(td);
+					ult__rt.sched->preempt(td);
+					thread_unlock(td);
+				}
+				continue;
 			}
-			continue;
 		}
-		w->sw_poll = 0;
 		if (td_userret_pending(td)) {
 			thread_lock(td);
 			ult__rt.sched->userret(td);

@@ -409,7 +409,6 @@ lend_to(struct thread *td, int pri)
 static struct mtx *
 lock_owner(struct thread *td, struct mtx *held1, struct mtx *held2)
 {
-	static atomic_uint never; /* a timed nap: nobody wakes it */
 	unsigned spins = 0, tries = 0;
 	uint64_t since = 0, now;
 
@@ -444,7 +443,7 @@ lock_owner(struct thread *td, struct mtx *held1, struct mtx *held2)
 			since = now;
 		else if (now - since > LEND_WAIT_NS)
 			return (NULL);
-		ult__futex_wait(&never, 0, now + LEND_NAP_NS);
+		ult__nap_ns(LEND_NAP_NS);
 	}
 }
 

@@ -71,6 +71,8 @@ void ult__sim_lock_note(struct mtx *m);
  * blocked_lock, a timer's firing mark): spins for a few microseconds,
  * then sleeps for growing moments of at most a millisecond. */
 void ult__spin_backoff(unsigned *iter);
+/* Provided by the host: sleep ns nanoseconds, woken by nobody. */
+void ult__nap_ns(uint64_t ns);
 
 /* Provided by the host: a token unique to the calling kernel thread. */
 const void *ult__mtx_self(void);

@@ -493,9 +493,16 @@ ult__mtx_wake(struct mtx *m)
 #define SPIN_ITERS 256u
 
 void
-ult__spin_backoff(unsigned *iter)
+ult__nap_ns(uint64_t ns)
 {
 	static atomic_uint never; /* nobody wakes it: a timed sleep */
+
+	ult__futex_wait(&never, 0, ult__now() + ns);
+}
+
+void
+ult__spin_backoff(unsigned *iter)
+{
 	unsigned n = ++*iter;
 
 	if (n < SPIN_ITERS) {
@@ -503,7 +510,7 @@ ult__spin_backoff(unsigned *iter)
 		return;
 	}
 	n -= SPIN_ITERS;
-	ult__futex_wait(&never, 0, ult__now() + (16000ull << (n < 6 ? n : 6)));
+	ult__nap_ns(16000ull << (n < 6 ? n : 6));
 }
 
 /* The raw call: glibc's sigprocmask would refuse none of these bits, but
